@@ -1,0 +1,267 @@
+package embedded
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/http"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakegate/lakegate/upstream/icerest"
+)
+
+// tableIdentifier is the spec's TableIdentifier.
+type tableIdentifier struct {
+	Namespace table.Identifier `json:"namespace"`
+	Name      string           `json:"name"`
+}
+
+func (t tableIdentifier) ident() table.Identifier { return ident(t.Namespace, t.Name) }
+
+func (t tableIdentifier) validate() error {
+	if len(t.Namespace) == 0 || t.Name == "" {
+		return badRequest("identifier needs a namespace and a name")
+	}
+	return nil
+}
+
+type commitRequest struct {
+	Identifier   *tableIdentifier   `json:"identifier,omitempty"`
+	Requirements table.Requirements `json:"requirements"`
+	Updates      table.Updates      `json:"updates"`
+}
+
+type commitResponse struct {
+	MetadataLocation string         `json:"metadata-location"`
+	Metadata         table.Metadata `json:"metadata"`
+}
+
+// updateTable commits one table's requirements and updates.
+func (c *Catalog) updateTable(w http.ResponseWriter, r *http.Request, rt icerest.Route) error {
+	var req commitRequest
+	if err := decodeBody(r, &req); err != nil {
+		return err
+	}
+	id := ident(rt.Namespace, rt.Table)
+	if req.Identifier != nil && req.Identifier.Name != "" && !slicesEqual(req.Identifier.ident(), id) {
+		return badRequest("identifier in body (%s) does not match the path (%s)",
+			strings.Join(req.Identifier.ident(), "."), strings.Join(id, "."))
+	}
+	staged, err := c.commit(r.Context(), []tableChange{{id, req.Requirements, req.Updates}})
+	if err != nil {
+		return err
+	}
+	icerest.WriteJSON(w, http.StatusOK, commitResponse{staged[0].newLoc, staged[0].meta})
+	return nil
+}
+
+// commitTransaction commits several tables atomically: every metadata
+// file is written first, then one database transaction swaps every
+// table's pointer, or none.
+func (c *Catalog) commitTransaction(w http.ResponseWriter, r *http.Request, _ icerest.Route) error {
+	var req struct {
+		TableChanges []commitRequest `json:"table-changes"`
+	}
+	if err := decodeBody(r, &req); err != nil {
+		return err
+	}
+	if len(req.TableChanges) == 0 {
+		return badRequest("table-changes must not be empty")
+	}
+	changes := make([]tableChange, len(req.TableChanges))
+	seen := map[string]bool{}
+	for i, tc := range req.TableChanges {
+		if tc.Identifier == nil {
+			return badRequest("table-changes[%d]: identifier is required", i)
+		}
+		if err := tc.Identifier.validate(); err != nil {
+			return err
+		}
+		id := tc.Identifier.ident()
+		if k := strings.Join(id, "\x00"); seen[k] {
+			return badRequest("table %s appears more than once in one transaction", strings.Join(id, "."))
+		} else {
+			seen[k] = true
+		}
+		changes[i] = tableChange{id, tc.Requirements, tc.Updates}
+	}
+	if _, err := c.commit(r.Context(), changes); err != nil {
+		return err
+	}
+	writeNoContent(w)
+	return nil
+}
+
+type tableChange struct {
+	id    table.Identifier
+	reqs  table.Requirements
+	updts table.Updates
+}
+
+// stagedCommit is a table change applied in memory and written to a new
+// metadata file, not yet visible.
+type stagedCommit struct {
+	id      table.Identifier
+	oldLoc  string // "" when the commit creates the table
+	newLoc  string
+	meta    table.Metadata
+	written bool
+}
+
+// commit validates, applies and writes every change, then publishes them
+// all in one database transaction (compare-and-swap on each table's
+// metadata location). Any failure publishes nothing.
+func (c *Catalog) commit(ctx context.Context, changes []tableChange) ([]stagedCommit, error) {
+	staged := make([]stagedCommit, 0, len(changes))
+	cleanup := func() {
+		for _, s := range staged {
+			if s.written {
+				c.removeFile(ctx, s.newLoc)
+			}
+		}
+	}
+	for _, ch := range changes {
+		s, err := c.stage(ctx, ch)
+		if err != nil {
+			cleanup()
+			return nil, err
+		}
+		staged = append(staged, s)
+		if s.newLoc == s.oldLoc {
+			continue // nothing changed
+		}
+		if err := c.writeJSON(ctx, s.newLoc, s.meta.Properties(), s.meta); err != nil {
+			cleanup()
+			return nil, err
+		}
+		staged[len(staged)-1].written = true
+	}
+	err := c.withTx(ctx, func(tx *sql.Tx) error {
+		for _, s := range staged {
+			if err := c.publish(ctx, tx, s); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		cleanup()
+		return nil, err
+	}
+	return staged, nil
+}
+
+func (c *Catalog) publish(ctx context.Context, tx *sql.Tx, s stagedCommit) error {
+	switch {
+	case s.newLoc == s.oldLoc:
+		return nil
+	case s.oldLoc == "":
+		if err := c.insertRow(ctx, tx, s.id, rowTable, s.newLoc); err != nil {
+			return fmt.Errorf("%w: assert-create failed: %v", errRequirementFailed, err)
+		}
+		return nil
+	}
+	return c.swapRow(ctx, tx, s.id, rowTable, s.oldLoc, s.newLoc)
+}
+
+// stage loads the table's current state, checks the requirements against
+// it and applies the updates in memory.
+func (c *Catalog) stage(ctx context.Context, ch tableChange) (stagedCommit, error) {
+	if err := catalog.ValidateTableIdentifier(ch.id); err != nil {
+		return stagedCommit{}, badRequest("%v", err)
+	}
+	s := stagedCommit{id: ch.id}
+	var base table.Metadata
+	cur, err := c.cat.LoadTable(ctx, ch.id)
+	switch {
+	case err == nil:
+		base, s.oldLoc = cur.Metadata(), cur.MetadataLocation()
+	case errors.Is(err, catalog.ErrNoSuchTable) && hasAssertCreate(ch.reqs):
+		if err := c.requireNamespace(ctx, catalog.NamespaceFromIdent(ch.id)); err != nil {
+			return s, err
+		}
+		if base, err = table.NewMetadata(iceberg.NewSchema(0), nil, table.UnsortedSortOrder, "", nil); err != nil {
+			return s, err
+		}
+	default:
+		return s, err
+	}
+	var current table.Metadata
+	if cur != nil {
+		current = base
+	}
+	for _, req := range ch.reqs {
+		if err := req.Validate(current); err != nil {
+			return s, fmt.Errorf("%w: %s: %v", errRequirementFailed, req.GetType(), err)
+		}
+	}
+	if len(ch.updts) == 0 && cur != nil {
+		s.newLoc, s.meta = s.oldLoc, base
+		return s, nil
+	}
+	meta, err := table.UpdateTableMetadata(base, ch.updts, s.oldLoc)
+	if err != nil {
+		return s, fmt.Errorf("%w: cannot apply updates: %v", errBadRequest, err)
+	}
+	if cur != nil && meta.Equals(base) {
+		s.newLoc, s.meta = s.oldLoc, base
+		return s, nil
+	}
+	if meta.Location() == "" {
+		return s, badRequest("the table has no location: a create commit must set one")
+	}
+	s.meta = meta
+	s.newLoc, err = nextTableMetadataLocation(meta, s.oldLoc)
+	return s, err
+}
+
+func (c *Catalog) requireNamespace(ctx context.Context, ns table.Identifier) error {
+	ok, err := c.cat.CheckNamespaceExists(ctx, ns)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("%w: %s", catalog.ErrNoSuchNamespace, strings.Join(ns, "."))
+	}
+	return nil
+}
+
+func hasAssertCreate(reqs table.Requirements) bool {
+	for _, r := range reqs {
+		if r.GetType() == "assert-create" {
+			return true
+		}
+	}
+	return false
+}
+
+var metadataFileName = regexp.MustCompile(`^v?(\d+)[-.]`)
+
+// metadataVersion parses the version number of a metadata file name
+// (00003-<uuid>.metadata.json or v3.metadata.json); -1 for none.
+func metadataVersion(loc string) int {
+	if loc == "" {
+		return -1
+	}
+	m := metadataFileName.FindStringSubmatch(path.Base(loc))
+	if m == nil {
+		return -1
+	}
+	v, err := strconv.Atoi(m[1])
+	if err != nil {
+		return -1
+	}
+	return v
+}
+
+func slicesEqual(a, b table.Identifier) bool {
+	return strings.Join(a, "\x00") == strings.Join(b, "\x00")
+}

@@ -1,0 +1,205 @@
+package embedded
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakegate/lakegate/upstream/icerest"
+)
+
+func nsKey(ns table.Identifier) string { return strings.Join(ns, icerest.UnitSeparator) }
+
+// listNamespaces lists the direct children of `parent` (top level when
+// absent), paginated.
+func (c *Catalog) listNamespaces(w http.ResponseWriter, r *http.Request, _ icerest.Route) error {
+	token, size, err := pageParams(r)
+	if err != nil {
+		return err
+	}
+	var parent table.Identifier
+	if p := r.URL.Query().Get("parent"); p != "" {
+		levels, perr := icerest.DecodeNamespace(p, c.sep)
+		if perr != nil {
+			return perr
+		}
+		parent = levels
+	}
+	all, err := c.cat.ListNamespaces(r.Context(), parent)
+	if err != nil {
+		return err
+	}
+	children := directChildren(all, len(parent))
+	page, next, err := paginate(children, nsKey, token, size)
+	if err != nil {
+		return err
+	}
+	icerest.WriteJSON(w, http.StatusOK, struct {
+		Namespaces    []table.Identifier `json:"namespaces"`
+		NextPageToken string             `json:"next-page-token,omitempty"`
+	}{page, next})
+	return nil
+}
+
+// directChildren truncates descendants of a parent with depth levels to
+// the level right below it, deduplicated: a.b.c listed under a is a.b.
+func directChildren(all []table.Identifier, depth int) []table.Identifier {
+	seen := map[string]bool{}
+	out := make([]table.Identifier, 0, len(all))
+	for _, ns := range all {
+		if len(ns) <= depth {
+			continue
+		}
+		child := slices.Clone(ns[:depth+1])
+		if k := nsKey(child); !seen[k] {
+			seen[k] = true
+			out = append(out, child)
+		}
+	}
+	return out
+}
+
+type namespaceRequest struct {
+	Namespace  table.Identifier  `json:"namespace"`
+	Properties map[string]string `json:"properties"`
+}
+
+func (c *Catalog) createNamespace(w http.ResponseWriter, r *http.Request, _ icerest.Route) error {
+	var req namespaceRequest
+	if err := decodeBody(r, &req); err != nil {
+		return err
+	}
+	if len(req.Namespace) == 0 || slices.Contains(req.Namespace, "") {
+		return badRequest("namespace must be a non-empty list of non-empty levels")
+	}
+	if err := c.cat.CreateNamespace(r.Context(), req.Namespace, req.Properties); err != nil {
+		return err
+	}
+	props, err := c.cat.LoadNamespaceProperties(r.Context(), req.Namespace)
+	if err != nil {
+		return err
+	}
+	icerest.WriteJSON(w, http.StatusOK, namespaceRequest{req.Namespace, props})
+	return nil
+}
+
+func (c *Catalog) loadNamespace(w http.ResponseWriter, r *http.Request, rt icerest.Route) error {
+	props, err := c.cat.LoadNamespaceProperties(r.Context(), rt.Namespace)
+	if err != nil {
+		return err
+	}
+	icerest.WriteJSON(w, http.StatusOK, namespaceRequest{rt.Namespace, props})
+	return nil
+}
+
+func (c *Catalog) namespaceExists(w http.ResponseWriter, r *http.Request, rt icerest.Route) error {
+	ok, err := c.cat.CheckNamespaceExists(r.Context(), rt.Namespace)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return icerest.Errorf(http.StatusNotFound, icerest.NoSuchNamespace,
+			"namespace %s does not exist", strings.Join(rt.Namespace, "."))
+	}
+	writeNoContent(w)
+	return nil
+}
+
+// dropNamespace drops an empty namespace; with recursive=true (Lakekeeper's
+// extension) it first drops every table, view and child namespace in it,
+// purging table files when purge=true.
+func (c *Catalog) dropNamespace(w http.ResponseWriter, r *http.Request, rt icerest.Route) error {
+	recursive, err := boolParam(r, "recursive")
+	if err != nil {
+		return err
+	}
+	purge, err := boolParam(r, "purge")
+	if err != nil {
+		return err
+	}
+	if recursive {
+		if err := c.dropContents(r, rt.Namespace, purge); err != nil {
+			return err
+		}
+	}
+	if err := c.cat.DropNamespace(r.Context(), rt.Namespace); err != nil {
+		return err
+	}
+	writeNoContent(w)
+	return nil
+}
+
+// dropContents empties ns and its descendants, deepest first. It is not
+// atomic: a failure part-way leaves the rest in place, and the namespace.
+func (c *Catalog) dropContents(r *http.Request, ns table.Identifier, purge bool) error {
+	ctx := r.Context()
+	children, err := c.cat.ListNamespaces(ctx, ns)
+	if err != nil {
+		return err
+	}
+	for _, child := range directChildren(children, len(ns)) {
+		if err := c.dropContents(r, child, purge); err != nil {
+			return err
+		}
+		if err := c.cat.DropNamespace(ctx, child); err != nil {
+			return err
+		}
+	}
+	for id, err := range c.cat.ListTables(ctx, ns) {
+		if err != nil {
+			return err
+		}
+		if err := c.dropTableIdent(r, id, purge); err != nil {
+			return err
+		}
+	}
+	for id, err := range c.cat.ListViews(ctx, ns) {
+		if err != nil {
+			return err
+		}
+		if err := c.cat.DropView(ctx, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *Catalog) updateNamespaceProperties(w http.ResponseWriter, r *http.Request, rt icerest.Route) error {
+	var req struct {
+		Removals []string          `json:"removals"`
+		Updates  map[string]string `json:"updates"`
+	}
+	if err := decodeBody(r, &req); err != nil {
+		return err
+	}
+	var both []string
+	for _, k := range req.Removals {
+		if _, ok := req.Updates[k]; ok {
+			both = append(both, k)
+		}
+	}
+	if len(both) > 0 {
+		return icerest.Errorf(http.StatusUnprocessableEntity, icerest.UnprocessableEntity,
+			"keys in both removals and updates: %s", strings.Join(both, ", "))
+	}
+	sum, err := c.cat.UpdateNamespaceProperties(r.Context(), rt.Namespace, req.Removals, iceberg.Properties(req.Updates))
+	if err != nil {
+		return err
+	}
+	icerest.WriteJSON(w, http.StatusOK, struct {
+		Updated []string `json:"updated"`
+		Removed []string `json:"removed"`
+		Missing []string `json:"missing"`
+	}{nonNil(sum.Updated), nonNil(sum.Removed), sum.Missing})
+	return nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

@@ -1,0 +1,462 @@
+package embedded
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakegate/lakegate/upstream/icerest"
+)
+
+func (c *Catalog) listTables(w http.ResponseWriter, r *http.Request, rt icerest.Route) error {
+	token, size, err := pageParams(r)
+	if err != nil {
+		return err
+	}
+	if err := c.requireNamespace(r.Context(), rt.Namespace); err != nil {
+		return err
+	}
+	var ids []tableIdentifier
+	for id, err := range c.cat.ListTables(r.Context(), rt.Namespace) {
+		if err != nil {
+			return err
+		}
+		ids = append(ids, tableIdentifier{catalog.NamespaceFromIdent(id), catalog.TableNameFromIdent(id)})
+	}
+	return writeIdentifierPage(w, ids, token, size)
+}
+
+// writeIdentifierPage answers a ListTables/ListViews request.
+func writeIdentifierPage(w http.ResponseWriter, ids []tableIdentifier, token string, size int) error {
+	page, next, err := paginate(ids, func(t tableIdentifier) string { return t.Name }, token, size)
+	if err != nil {
+		return err
+	}
+	if page == nil {
+		page = []tableIdentifier{}
+	}
+	icerest.WriteJSON(w, http.StatusOK, struct {
+		Identifiers   []tableIdentifier `json:"identifiers"`
+		NextPageToken string            `json:"next-page-token,omitempty"`
+	}{page, next})
+	return nil
+}
+
+type createTableRequest struct {
+	Name          string                 `json:"name"`
+	Location      string                 `json:"location"`
+	Schema        *iceberg.Schema        `json:"schema"`
+	PartitionSpec *iceberg.PartitionSpec `json:"partition-spec"`
+	WriteOrder    *table.SortOrder       `json:"write-order"`
+	StageCreate   bool                   `json:"stage-create"`
+	Properties    iceberg.Properties     `json:"properties"`
+}
+
+// loadTableResult is the spec's LoadTableResult.
+type loadTableResult struct {
+	MetadataLocation   string              `json:"metadata-location,omitempty"`
+	Metadata           json.RawMessage     `json:"metadata"`
+	Config             map[string]string   `json:"config"`
+	StorageCredentials []storageCredential `json:"storage-credentials,omitempty"`
+}
+
+type storageCredential struct {
+	Prefix string            `json:"prefix"`
+	Config map[string]string `json:"config"`
+}
+
+func (c *Catalog) createTable(w http.ResponseWriter, r *http.Request, rt icerest.Route) error {
+	var req createTableRequest
+	if err := decodeBody(r, &req); err != nil {
+		return err
+	}
+	if req.Name == "" || req.Schema == nil {
+		return badRequest("create table needs a name and a schema")
+	}
+	id := ident(rt.Namespace, req.Name)
+	if err := c.requireNamespace(r.Context(), rt.Namespace); err != nil {
+		return err
+	}
+	opts := []catalog.CreateTableOpt{catalog.WithProperties(req.Properties)}
+	if req.Location != "" {
+		opts = append(opts, catalog.WithLocation(req.Location))
+	}
+	if req.PartitionSpec != nil {
+		opts = append(opts, catalog.WithPartitionSpec(req.PartitionSpec))
+	}
+	if req.WriteOrder != nil {
+		opts = append(opts, catalog.WithSortOrder(*req.WriteOrder))
+	}
+	if req.StageCreate {
+		return c.stageCreate(w, r, id, req)
+	}
+	if err := c.checkNameFree(r.Context(), id); err != nil {
+		return err
+	}
+	tbl, err := c.cat.CreateTable(r.Context(), id, req.Schema, opts...)
+	if err != nil {
+		return err
+	}
+	return c.writeTable(w, r, tbl.MetadataLocation(), tbl.Metadata())
+}
+
+// stageCreate returns the metadata a create would produce without creating
+// anything; the client finishes with a commit carrying assert-create.
+func (c *Catalog) stageCreate(w http.ResponseWriter, r *http.Request, id table.Identifier, req createTableRequest) error {
+	if err := c.checkNameFree(r.Context(), id); err != nil {
+		return err
+	}
+	loc := strings.TrimSuffix(req.Location, "/")
+	if loc == "" {
+		var err error
+		if loc, err = c.defaultLocation(r.Context(), id); err != nil {
+			return err
+		}
+	}
+	order := table.UnsortedSortOrder
+	if req.WriteOrder != nil {
+		order = *req.WriteOrder
+	}
+	meta, err := table.NewMetadata(req.Schema, req.PartitionSpec, order, loc, req.Properties)
+	if err != nil {
+		return badRequest("%v", err)
+	}
+	return c.writeTable(w, r, "", meta)
+}
+
+// defaultLocation is where the SQL catalog would put a new table: the
+// namespace's `location` property, else <warehouse>/<namespace>.db/<name>.
+func (c *Catalog) defaultLocation(ctx context.Context, id table.Identifier) (string, error) {
+	ns := catalog.NamespaceFromIdent(id)
+	props, err := c.cat.LoadNamespaceProperties(ctx, ns)
+	if err != nil {
+		return "", err
+	}
+	name := catalog.TableNameFromIdent(id)
+	if l := props.Get("location", ""); l != "" {
+		return url.JoinPath(l, name)
+	}
+	return url.JoinPath(c.props.Get("warehouse", ""), storageKey(ns)+".db", name)
+}
+
+// checkNameFree rejects a create when a table or view already has the name.
+func (c *Catalog) checkNameFree(ctx context.Context, id table.Identifier) error {
+	_, taken, err := c.rowLocation(ctx, id, rowTable)
+	if err != nil {
+		return err
+	}
+	if taken {
+		return fmt.Errorf("%w: %s", catalog.ErrTableAlreadyExists, strings.Join(id, "."))
+	}
+	return nil
+}
+
+// registerTable adds a table from an existing metadata file; with
+// overwrite=true an existing table is moved to that file.
+func (c *Catalog) registerTable(w http.ResponseWriter, r *http.Request, rt icerest.Route) error {
+	var req struct {
+		Name             string `json:"name"`
+		MetadataLocation string `json:"metadata-location"`
+		Overwrite        bool   `json:"overwrite"`
+	}
+	if err := decodeBody(r, &req); err != nil {
+		return err
+	}
+	if req.Name == "" || req.MetadataLocation == "" {
+		return badRequest("register needs a name and a metadata-location")
+	}
+	ctx := r.Context()
+	id := ident(rt.Namespace, req.Name)
+	if err := c.requireNamespace(ctx, rt.Namespace); err != nil {
+		return err
+	}
+	meta, err := c.readTableMetadata(ctx, req.MetadataLocation)
+	if err != nil {
+		return err
+	}
+	cur, taken, err := c.rowLocation(ctx, id, rowTable)
+	if err != nil {
+		return err
+	}
+	switch {
+	case taken && (!req.Overwrite || cur == ""):
+		return fmt.Errorf("%w: %s", catalog.ErrTableAlreadyExists, strings.Join(id, "."))
+	case taken:
+		err = c.withTx(ctx, func(tx *sql.Tx) error {
+			return c.swapRow(ctx, tx, id, rowTable, cur, req.MetadataLocation)
+		})
+	default:
+		err = c.withTx(ctx, func(tx *sql.Tx) error {
+			return c.insertRow(ctx, tx, id, rowTable, req.MetadataLocation)
+		})
+	}
+	if err != nil {
+		return err
+	}
+	return c.writeTable(w, r, req.MetadataLocation, meta)
+}
+
+func (c *Catalog) readTableMetadata(ctx context.Context, loc string) (table.Metadata, error) {
+	fs, err := c.fileIO(ctx, loc, nil)
+	if err != nil {
+		return nil, badRequest("cannot open %s: %v", loc, err)
+	}
+	f, err := fs.Open(loc)
+	if err != nil {
+		return nil, badRequest("cannot read metadata file %s: %v", loc, err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return nil, badRequest("cannot read metadata file %s: %v", loc, err)
+	}
+	meta, err := table.ParseMetadataBytes(b)
+	if err != nil {
+		return nil, badRequest("%s is not valid table metadata: %v", loc, err)
+	}
+	return meta, nil
+}
+
+func (c *Catalog) loadTable(w http.ResponseWriter, r *http.Request, rt icerest.Route) error {
+	tbl, err := c.cat.LoadTable(r.Context(), ident(rt.Namespace, rt.Table))
+	if err != nil {
+		return err
+	}
+	return c.writeTable(w, r, tbl.MetadataLocation(), tbl.Metadata())
+}
+
+// writeTable answers with a LoadTableResult, honouring `snapshots=refs`,
+// an ETag per representation, and If-None-Match.
+func (c *Catalog) writeTable(w http.ResponseWriter, r *http.Request, loc string, meta table.Metadata) error {
+	mode := r.URL.Query().Get("snapshots")
+	if mode != "" && mode != "all" && mode != "refs" {
+		return badRequest("snapshots must be all or refs, got %q", mode)
+	}
+	if mode == "" {
+		mode = "all"
+	}
+	raw, err := json.Marshal(meta)
+	if err != nil {
+		return err
+	}
+	if mode == "refs" {
+		if raw, err = onlyReferencedSnapshots(raw); err != nil {
+			return err
+		}
+	}
+	if loc != "" {
+		etag := tableETag(loc, mode)
+		w.Header().Set("ETag", etag)
+		if inm := r.Header.Get("If-None-Match"); inm != "" && etagMatches(inm, etag) {
+			w.WriteHeader(http.StatusNotModified)
+			return nil
+		}
+	}
+	icerest.WriteJSON(w, http.StatusOK, loadTableResult{
+		MetadataLocation:   loc,
+		Metadata:           raw,
+		Config:             map[string]string{},
+		StorageCredentials: c.vendedCredentials(r, meta.Location()),
+	})
+	return nil
+}
+
+// tableETag identifies one representation of one metadata version.
+func tableETag(loc, mode string) string {
+	sum := sha256.Sum256([]byte(loc + "\x00snapshots=" + mode))
+	return `W/"` + hex.EncodeToString(sum[:16]) + `"`
+}
+
+// etagMatches implements If-None-Match's weak comparison over a list.
+func etagMatches(header, etag string) bool {
+	want := strings.TrimPrefix(etag, "W/")
+	for _, t := range strings.Split(header, ",") {
+		t = strings.TrimSpace(t)
+		if t == "*" || strings.TrimPrefix(t, "W/") == want {
+			return true
+		}
+	}
+	return false
+}
+
+// onlyReferencedSnapshots keeps just the snapshots that a branch or tag
+// points at (snapshots=refs).
+func onlyReferencedSnapshots(raw []byte) ([]byte, error) {
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil, err
+	}
+	var refs map[string]struct {
+		SnapshotID int64 `json:"snapshot-id"`
+	}
+	var snaps []json.RawMessage
+	if err := json.Unmarshal(doc["refs"], &refs); err != nil && doc["refs"] != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(doc["snapshots"], &snaps); err != nil && doc["snapshots"] != nil {
+		return nil, err
+	}
+	keep := map[int64]bool{}
+	for _, ref := range refs {
+		keep[ref.SnapshotID] = true
+	}
+	kept := make([]json.RawMessage, 0, len(keep))
+	for _, s := range snaps {
+		var id struct {
+			SnapshotID int64 `json:"snapshot-id"`
+		}
+		if err := json.Unmarshal(s, &id); err != nil {
+			return nil, err
+		}
+		if keep[id.SnapshotID] {
+			kept = append(kept, s)
+		}
+	}
+	b, err := json.Marshal(kept)
+	if err != nil {
+		return nil, err
+	}
+	doc["snapshots"] = b
+	return json.Marshal(doc)
+}
+
+// vendedCredentials hands the warehouse's storage credentials to clients
+// that ask for vended credentials; a local warehouse needs none.
+func (c *Catalog) vendedCredentials(r *http.Request, location string) []storageCredential {
+	if !strings.Contains(r.Header.Get("X-Iceberg-Access-Delegation"), "vended-credentials") {
+		return nil
+	}
+	cfg := map[string]string{}
+	for k, v := range c.props {
+		if strings.HasPrefix(k, "s3.") || strings.HasPrefix(k, "client.") {
+			cfg[k] = v
+		}
+	}
+	if len(cfg) == 0 || location == "" {
+		return nil
+	}
+	return []storageCredential{{Prefix: location, Config: cfg}}
+}
+
+func (c *Catalog) loadCredentials(w http.ResponseWriter, r *http.Request, rt icerest.Route) error {
+	tbl, err := c.cat.LoadTable(r.Context(), ident(rt.Namespace, rt.Table))
+	if err != nil {
+		return err
+	}
+	r.Header.Set("X-Iceberg-Access-Delegation", "vended-credentials")
+	creds := c.vendedCredentials(r, tbl.Location())
+	if creds == nil {
+		creds = []storageCredential{}
+	}
+	icerest.WriteJSON(w, http.StatusOK, map[string]any{"storage-credentials": creds})
+	return nil
+}
+
+func (c *Catalog) dropTable(w http.ResponseWriter, r *http.Request, rt icerest.Route) error {
+	purge, err := boolParam(r, "purgeRequested")
+	if err != nil {
+		return err
+	}
+	if err := c.dropTableIdent(r, ident(rt.Namespace, rt.Table), purge); err != nil {
+		return err
+	}
+	writeNoContent(w)
+	return nil
+}
+
+func (c *Catalog) dropTableIdent(r *http.Request, id table.Identifier, purge bool) error {
+	if purge {
+		return c.cat.PurgeTable(r.Context(), id)
+	}
+	return c.cat.DropTable(r.Context(), id)
+}
+
+func (c *Catalog) tableExists(w http.ResponseWriter, r *http.Request, rt icerest.Route) error {
+	ok, err := c.cat.CheckTableExists(r.Context(), ident(rt.Namespace, rt.Table))
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return icerest.Errorf(http.StatusNotFound, icerest.NoSuchTable, "table %s does not exist",
+			strings.Join(ident(rt.Namespace, rt.Table), "."))
+	}
+	writeNoContent(w)
+	return nil
+}
+
+// reportMetrics accepts a metrics report. The embedded catalog keeps no
+// metrics store; it checks the report is well-formed and acknowledges it.
+func (c *Catalog) reportMetrics(w http.ResponseWriter, r *http.Request, rt icerest.Route) error {
+	var report struct {
+		ReportType string `json:"report-type"`
+		TableName  string `json:"table-name"`
+	}
+	if err := decodeBody(r, &report); err != nil {
+		return err
+	}
+	if report.ReportType == "" {
+		return badRequest("metrics report needs a report-type")
+	}
+	ok, err := c.cat.CheckTableExists(r.Context(), ident(rt.Namespace, rt.Table))
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("%w: %s", catalog.ErrNoSuchTable, strings.Join(ident(rt.Namespace, rt.Table), "."))
+	}
+	writeNoContent(w)
+	return nil
+}
+
+type renameRequest struct {
+	Source      tableIdentifier `json:"source"`
+	Destination tableIdentifier `json:"destination"`
+}
+
+func decodeRename(r *http.Request) (from, to table.Identifier, err error) {
+	var req renameRequest
+	if err := decodeBody(r, &req); err != nil {
+		return nil, nil, err
+	}
+	if err := errors.Join(req.Source.validate(), req.Destination.validate()); err != nil {
+		return nil, nil, err
+	}
+	return req.Source.ident(), req.Destination.ident(), nil
+}
+
+func (c *Catalog) renameTable(w http.ResponseWriter, r *http.Request, _ icerest.Route) error {
+	from, to, err := decodeRename(r)
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	if ok, err := c.cat.CheckTableExists(ctx, from); err != nil || !ok {
+		if err == nil {
+			err = fmt.Errorf("%w: %s", catalog.ErrNoSuchTable, strings.Join(from, "."))
+		}
+		return err
+	}
+	if err := c.requireNamespace(ctx, catalog.NamespaceFromIdent(to)); err != nil {
+		return err
+	}
+	if err := c.checkNameFree(ctx, to); err != nil {
+		return err
+	}
+	if _, err := c.cat.RenameTable(ctx, from, to); err != nil {
+		return err
+	}
+	writeNoContent(w)
+	return nil
+}
