@@ -50,7 +50,7 @@ type Config struct {
 	// (default 0x1F). 0x1F is always accepted as well.
 	NamespaceSeparator string `json:"namespace_separator,omitempty"`
 	// Auth optionally protects the catalog with bearer tokens.
-	Auth AuthConfig `json:"auth,omitempty"`
+	Auth AuthConfig `json:"auth,omitzero"`
 }
 
 // Catalog is an embedded catalog: the SQL catalog plus the HTTP handler

@@ -22,8 +22,10 @@ func (c *Catalog) getConfig(w http.ResponseWriter, r *http.Request, _ icerest.Ro
 		return icerest.Errorf(http.StatusNotFound, icerest.NoSuchWarehouse,
 			"warehouse %q does not exist (this catalog serves %q)", wh, c.cfg.Name)
 	}
+	// Only the operator's own properties are advertised: the warehouse
+	// root is an internal location, and secrets never leave.
 	defaults := map[string]string{}
-	for k, v := range c.props {
+	for k, v := range c.cfg.Properties {
 		if !isSecretProperty(k) {
 			defaults[k] = v
 		}

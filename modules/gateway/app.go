@@ -1,0 +1,138 @@
+// Package gateway is lakegate's Caddy glue: the `lakegate` app (catalogs
+// and the state shared by every handler) and the Iceberg REST front door.
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"github.com/caddyserver/caddy/v2"
+	"go.uber.org/zap"
+
+	"github.com/lakegate/lakegate/upstream/embedded"
+	"github.com/lakegate/lakegate/upstream/icerest"
+)
+
+func init() {
+	caddy.RegisterModule(App{})
+}
+
+// App is the `lakegate` Caddy app: the catalogs the gateway fronts.
+type App struct {
+	// Catalogs by client-visible name: what clients pass as `warehouse`
+	// and then use as {prefix}.
+	Catalogs []CatalogConfig `json:"catalogs,omitempty"`
+	// DefaultCatalog answers /v1/config without `warehouse` and the
+	// prefix-less /v1/namespaces/... path form.
+	DefaultCatalog string `json:"default_catalog,omitempty"`
+
+	backends map[string]http.Handler
+	poolKeys []string
+	log      *zap.Logger
+}
+
+// CatalogConfig is one catalog the gateway serves.
+type CatalogConfig struct {
+	Name string `json:"name"`
+	// Embedded serves the catalog from lakegate's own embedded catalog.
+	Embedded *embedded.Config `json:"embedded,omitempty"`
+}
+
+// embeddedPool keeps embedded catalogs (open databases) alive across
+// config reloads: a reload with the same catalog reuses it.
+var embeddedPool = caddy.NewUsagePool()
+
+type pooledCatalog struct{ *embedded.Catalog }
+
+func (p pooledCatalog) Destruct() error { return p.Close() }
+
+// CaddyModule returns the Caddy module information.
+func (App) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{ID: "lakegate", New: func() caddy.Module { return new(App) }}
+}
+
+// Provision opens every catalog's backend.
+func (a *App) Provision(ctx caddy.Context) error {
+	a.log = ctx.Logger()
+	a.backends = map[string]http.Handler{}
+	for _, cc := range a.Catalogs {
+		b, err := a.openBackend(ctx, cc)
+		if err != nil {
+			return fmt.Errorf("catalog %q: %w", cc.Name, err)
+		}
+		a.backends[cc.Name] = b
+	}
+	return nil
+}
+
+func (a *App) openBackend(ctx caddy.Context, cc CatalogConfig) (http.Handler, error) {
+	if cc.Embedded == nil {
+		return nil, fmt.Errorf("no backend configured")
+	}
+	cfg := *cc.Embedded
+	if cfg.Name == "" {
+		cfg.Name = cc.Name
+	}
+	key := fmt.Sprintf("%s|%s|%s|%s", cfg.Name, cfg.Database, cfg.DSN, cfg.Warehouse)
+	v, _, err := embeddedPool.LoadOrNew(key, func() (caddy.Destructor, error) {
+		cat, err := embedded.Open(context.Background(), cfg, a.log.Named("embedded"))
+		return pooledCatalog{cat}, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	a.poolKeys = append(a.poolKeys, key)
+	return v.(pooledCatalog).Catalog, nil
+}
+
+// Validate checks names and the default catalog.
+func (a *App) Validate() error {
+	seen := map[string]bool{}
+	for _, cc := range a.Catalogs {
+		switch {
+		case cc.Name == "":
+			return fmt.Errorf("a catalog needs a name")
+		case icerest.IsReservedPrefix(cc.Name):
+			return fmt.Errorf("catalog name %q is reserved by the prefix-less path form", cc.Name)
+		case seen[cc.Name]:
+			return fmt.Errorf("catalog %q is configured twice", cc.Name)
+		}
+		seen[cc.Name] = true
+	}
+	if a.DefaultCatalog != "" && !seen[a.DefaultCatalog] {
+		return fmt.Errorf("default_catalog %q is not a configured catalog", a.DefaultCatalog)
+	}
+	return nil
+}
+
+// Start is a no-op: handlers serve the catalogs.
+func (a *App) Start() error { return nil }
+
+// Stop is a no-op; Cleanup releases the catalogs.
+func (a *App) Stop() error { return nil }
+
+// Cleanup releases this config's hold on pooled catalogs.
+func (a *App) Cleanup() error {
+	for _, k := range a.poolKeys {
+		if _, err := embeddedPool.Delete(k); err != nil {
+			// The key holds the DSN, which may carry a password: not logged.
+			a.log.Error("closing an embedded catalog", zap.Error(err))
+		}
+	}
+	return nil
+}
+
+// backend returns the catalog's backend handler.
+func (a *App) backend(name string) (http.Handler, bool) {
+	b, ok := a.backends[name]
+	return b, ok
+}
+
+// Interface guards
+var (
+	_ caddy.App          = (*App)(nil)
+	_ caddy.Provisioner  = (*App)(nil)
+	_ caddy.Validator    = (*App)(nil)
+	_ caddy.CleanerUpper = (*App)(nil)
+)

@@ -1,0 +1,166 @@
+package gateway
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/lakegate/lakegate/upstream/embedded"
+)
+
+func init() {
+	httpcaddyfile.RegisterGlobalOption("lakegate", parseAppOption)
+	httpcaddyfile.RegisterHandlerDirective("lakegate_iceberg", parseIcebergHandler)
+	httpcaddyfile.RegisterDirectiveOrder("lakegate_iceberg", httpcaddyfile.Before, "reverse_proxy")
+}
+
+// parseAppOption parses the `lakegate` global option:
+//
+//	lakegate {
+//		default_catalog <name>
+//		catalog <name> {
+//			embedded {
+//				database  sqlite|postgres
+//				dsn       <sqlite file | postgres url>
+//				warehouse <dir | url>
+//				namespace_separator <sep>
+//				property  <key> <value>
+//				auth_token <token>
+//				auth_client <id> <secret>
+//				token_ttl <duration>
+//			}
+//		}
+//	}
+func parseAppOption(d *caddyfile.Dispenser, _ any) (any, error) {
+	app := new(App)
+	if err := app.UnmarshalCaddyfile(d); err != nil {
+		return nil, err
+	}
+	raw, err := json.Marshal(app)
+	if err != nil {
+		return nil, err
+	}
+	return httpcaddyfile.App{Name: "lakegate", Value: raw}, nil
+}
+
+// UnmarshalCaddyfile sets up the app from Caddyfile tokens.
+func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next() // the option name
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	for d.NextBlock(0) {
+		switch d.Val() {
+		case "default_catalog":
+			if !d.AllArgs(&a.DefaultCatalog) {
+				return d.ArgErr()
+			}
+		case "catalog":
+			cc, err := parseCatalog(d)
+			if err != nil {
+				return err
+			}
+			a.Catalogs = append(a.Catalogs, cc)
+		default:
+			return d.Errf("unknown lakegate option %q", d.Val())
+		}
+	}
+	return nil
+}
+
+func parseCatalog(d *caddyfile.Dispenser) (CatalogConfig, error) {
+	var cc CatalogConfig
+	if !d.NextArg() {
+		return cc, d.ArgErr()
+	}
+	cc.Name = d.Val()
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		switch d.Val() {
+		case "embedded":
+			cfg, err := parseEmbedded(d)
+			if err != nil {
+				return cc, err
+			}
+			cc.Embedded = cfg
+		default:
+			return cc, d.Errf("unknown catalog option %q", d.Val())
+		}
+	}
+	return cc, nil
+}
+
+func parseEmbedded(d *caddyfile.Dispenser) (*embedded.Config, error) {
+	cfg := new(embedded.Config)
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		var err error
+		switch opt := d.Val(); opt {
+		case "database":
+			err = oneArg(d, &cfg.Database)
+		case "dsn":
+			err = oneArg(d, &cfg.DSN)
+		case "warehouse":
+			err = oneArg(d, &cfg.Warehouse)
+		case "namespace_separator":
+			err = oneArg(d, &cfg.NamespaceSeparator)
+		case "property":
+			var k, v string
+			if !d.Args(&k, &v) {
+				return nil, d.ArgErr()
+			}
+			if cfg.Properties == nil {
+				cfg.Properties = map[string]string{}
+			}
+			cfg.Properties[k] = v
+		case "auth_token":
+			var tok string
+			err = oneArg(d, &tok)
+			cfg.Auth.Tokens = append(cfg.Auth.Tokens, tok)
+		case "auth_client":
+			var id, secret string
+			if !d.Args(&id, &secret) {
+				return nil, d.ArgErr()
+			}
+			if cfg.Auth.Clients == nil {
+				cfg.Auth.Clients = map[string]string{}
+			}
+			cfg.Auth.Clients[id] = secret
+		case "token_ttl":
+			var s string
+			if err = oneArg(d, &s); err == nil {
+				cfg.Auth.TokenTTL, err = time.ParseDuration(s)
+			}
+		default:
+			return nil, d.Errf("unknown embedded option %q", opt)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return cfg, nil
+}
+
+// oneArg reads exactly one argument into dst.
+func oneArg(d *caddyfile.Dispenser, dst *string) error {
+	if !d.AllArgs(dst) {
+		return d.ArgErr()
+	}
+	return nil
+}
+
+func parseIcebergHandler(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+	handler := new(IcebergHandler)
+	h.Next() // the directive name
+	if h.NextArg() {
+		return nil, h.ArgErr()
+	}
+	for h.NextBlock(0) {
+		return nil, h.Errf("lakegate_iceberg takes no options yet, got %q", h.Val())
+	}
+	return handler, nil
+}
+
+// Interface guards
+var _ caddyfile.Unmarshaler = (*App)(nil)

@@ -1,0 +1,186 @@
+package gateway_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+	_ "github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	_ "github.com/caddyserver/caddy/v2/modules/standard"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	_ "github.com/lakegate/lakegate/modules/gateway"
+)
+
+// freeAddr returns a loopback address with a free port.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// adapt turns a Caddyfile into Caddy JSON, with {$ENV} expanded.
+func adapt(t *testing.T, caddyfile []byte) []byte {
+	t.Helper()
+	out, warnings, err := caddyconfig.GetAdapter("caddyfile").Adapt(caddyfile, map[string]any{"filename": "Caddyfile"})
+	require.NoError(t, err)
+	for _, w := range warnings {
+		require.Contains(t, w.Message, "not formatted", "unexpected adapter warning")
+	}
+	return out
+}
+
+// startCaddy runs Caddy in-process on cfg and stops it when the test ends.
+func startCaddy(t *testing.T, cfg []byte) {
+	t.Helper()
+	require.NoError(t, caddy.Load(cfg, true))
+	t.Cleanup(func() { _ = caddy.Stop() })
+}
+
+func get(t *testing.T, url string) (int, map[string]any) {
+	t.Helper()
+	var resp *http.Response
+	var err error
+	for i := 0; i < 50; i++ { // the listener may take a moment after Load
+		if resp, err = http.Get(url); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var body map[string]any
+	b, _ := io.ReadAll(resp.Body)
+	if len(b) > 0 {
+		require.NoError(t, json.Unmarshal(b, &body), string(b))
+	}
+	return resp.StatusCode, body
+}
+
+// The repository's root Caddyfile runs the gateway on its embedded
+// default, serves /v1/config, and keeps its data across a restart.
+func TestRootCaddyfileServesAndSurvivesRestart(t *testing.T) {
+	addr, data := freeAddr(t), t.TempDir()
+	t.Setenv("LAKEGATE_ADDR", addr)
+	t.Setenv("LAKEGATE_DATA", data)
+	t.Setenv("LAKEGATE_ADMIN_PORT", strings.Split(freeAddr(t), ":")[1])
+	caddyfile, err := os.ReadFile("../../Caddyfile")
+	require.NoError(t, err)
+	cfg := adapt(t, caddyfile)
+	base := "http://" + addr
+
+	startCaddy(t, cfg)
+	status, body := get(t, base+"/v1/config")
+	require.Equal(t, http.StatusOK, status)
+	assert.Equal(t, "local", body["overrides"].(map[string]any)["prefix"])
+	assert.NotEmpty(t, body["endpoints"])
+
+	resp, err := http.Post(base+"/v1/namespaces", "application/json", strings.NewReader(`{"namespace":["kept"]}`))
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.NoError(t, caddy.Stop())
+
+	startCaddy(t, cfg)
+	status, body = get(t, base+"/v1/local/namespaces")
+	require.Equal(t, http.StatusOK, status)
+	assert.Equal(t, []any{[]any{"kept"}}, body["namespaces"])
+	assert.FileExists(t, data+"/local/catalog.db")
+}
+
+func TestUnknownCatalogAndMissingWarehouse(t *testing.T) {
+	addr := freeAddr(t)
+	cfg := fmt.Sprintf(`{
+	admin off
+	lakegate {
+		catalog one {
+			embedded {
+				dsn %[1]s/one.db
+				warehouse %[1]s/wh
+			}
+		}
+	}
+}
+http://%[2]s {
+	lakegate_iceberg
+}`, t.TempDir(), addr)
+	startCaddy(t, adapt(t, []byte(cfg)))
+	base := "http://" + addr
+	status, body := get(t, base+"/v1/config")
+	assert.Equal(t, http.StatusBadRequest, status, "no warehouse and no default catalog")
+	assert.Equal(t, "BadRequestException", body["error"].(map[string]any)["type"])
+	status, body = get(t, base+"/v1/config?warehouse=two")
+	assert.Equal(t, http.StatusNotFound, status)
+	assert.Equal(t, "NoSuchWarehouseException", body["error"].(map[string]any)["type"])
+	status, _ = get(t, base+"/v1/config?warehouse=one")
+	assert.Equal(t, http.StatusOK, status)
+	status, body = get(t, base+"/v1/namespaces")
+	assert.Equal(t, http.StatusBadRequest, status, "prefix-less form without a default catalog")
+	status, _ = get(t, base+"/v1/one/namespaces")
+	assert.Equal(t, http.StatusOK, status)
+}
+
+// Every Caddyfile option has a JSON twin: the adapted JSON is exactly
+// the app's JSON config.
+func TestAdaptLakegateOption(t *testing.T) {
+	out := adapt(t, []byte(`{
+	lakegate {
+		default_catalog a
+		catalog a {
+			embedded {
+				database postgres
+				dsn postgres://u@localhost/db
+				warehouse s3://bucket/wh
+				namespace_separator .
+				property s3.endpoint http://127.0.0.1:9000
+				auth_token t0k
+				auth_client id s3cret
+				token_ttl 90s
+			}
+		}
+	}
+}
+:8080 {
+	lakegate_iceberg
+}`))
+	var cfg struct {
+		Apps map[string]json.RawMessage `json:"apps"`
+	}
+	require.NoError(t, json.Unmarshal(out, &cfg))
+	assert.JSONEq(t, `{
+		"default_catalog": "a",
+		"catalogs": [{"name": "a", "embedded": {
+			"database": "postgres", "dsn": "postgres://u@localhost/db", "warehouse": "s3://bucket/wh",
+			"namespace_separator": ".", "properties": {"s3.endpoint": "http://127.0.0.1:9000"},
+			"auth": {"tokens": ["t0k"], "clients": {"id": "s3cret"}, "token_ttl": 90000000000}
+		}}]
+	}`, string(cfg.Apps["lakegate"]))
+	assert.Contains(t, string(cfg.Apps["http"]), `"handler":"lakegate_iceberg"`)
+}
+
+func TestAdaptRejectsBadOptions(t *testing.T) {
+	for name, cf := range map[string]string{
+		"unknown app option":      `{ lakegate { bogus } }`,
+		"catalog without a name":  `{ lakegate { catalog } }`,
+		"unknown catalog option":  `{ lakegate { catalog a { remote x } } }`,
+		"unknown embedded option": `{ lakegate { catalog a { embedded { colour blue } } } }`,
+		"bad token_ttl":           `{ lakegate { catalog a { embedded { token_ttl soon } } } }`,
+		"handler with arguments":  ":8080 {\n lakegate_iceberg extra\n}",
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(cf), nil)
+			assert.Error(t, err)
+		})
+	}
+}
