@@ -1,35 +1,344 @@
 package embedded
 
-// PLACEHOLDER: replaced by the views implementation.
-
 import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
 	"net/http"
+	"strings"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+	"github.com/apache/iceberg-go/view"
 
 	"github.com/lakegate/lakegate/upstream/icerest"
 )
 
+// notYet answers operations that are not implemented. Views no longer use
+// it; it stays here because plan.go (owned elsewhere) still does.
 func notYet(http.ResponseWriter, *http.Request, icerest.Route) error {
 	return icerest.Errorf(http.StatusNotAcceptable, icerest.UnsupportedOperation, "not implemented yet")
 }
 
+// createViewRequest is the spec's CreateViewRequest.
+type createViewRequest struct {
+	Name        string             `json:"name"`
+	Location    string             `json:"location"`
+	Schema      *iceberg.Schema    `json:"schema"`
+	ViewVersion *view.Version      `json:"view-version"`
+	Properties  iceberg.Properties `json:"properties"`
+}
+
+// commitViewRequest is the spec's CommitViewRequest; iceberg-go's view
+// types parse the requirements and updates, rejecting unknown kinds.
+type commitViewRequest struct {
+	Identifier   *tableIdentifier  `json:"identifier,omitempty"`
+	Requirements view.Requirements `json:"requirements"`
+	Updates      view.Updates      `json:"updates"`
+}
+
+// loadViewResult is the spec's LoadViewResult.
+type loadViewResult struct {
+	MetadataLocation string            `json:"metadata-location"`
+	Metadata         view.Metadata     `json:"metadata"`
+	Config           map[string]string `json:"config"`
+}
+
+func writeView(w http.ResponseWriter, loc string, meta view.Metadata) {
+	icerest.WriteJSON(w, http.StatusOK, loadViewResult{loc, meta, map[string]string{}})
+}
+
 func (c *Catalog) listViews(w http.ResponseWriter, r *http.Request, rt icerest.Route) error {
-	return notYet(w, r, rt)
+	token, size, err := pageParams(r)
+	if err != nil {
+		return err
+	}
+	if err := c.requireNamespace(r.Context(), rt.Namespace); err != nil {
+		return err
+	}
+	var ids []tableIdentifier
+	for id, err := range c.cat.ListViews(r.Context(), rt.Namespace) {
+		if err != nil {
+			return err
+		}
+		ids = append(ids, tableIdentifier{catalog.NamespaceFromIdent(id), catalog.TableNameFromIdent(id)})
+	}
+	return writeIdentifierPage(w, ids, token, size)
 }
+
+// createView builds the view's first metadata from the client's version as
+// sent (all representations, default namespace, summary), instead of the
+// SQL catalog's CreateView, which only takes a single SQL string.
 func (c *Catalog) createView(w http.ResponseWriter, r *http.Request, rt icerest.Route) error {
-	return notYet(w, r, rt)
+	var req createViewRequest
+	if err := decodeBody(r, &req); err != nil {
+		return err
+	}
+	if req.Name == "" || req.Schema == nil || req.ViewVersion == nil {
+		return badRequest("create view needs a name, a schema and a view-version")
+	}
+	ctx := r.Context()
+	id := ident(rt.Namespace, req.Name)
+	if err := c.requireNamespace(ctx, rt.Namespace); err != nil {
+		return err
+	}
+	if err := c.checkViewNameFree(ctx, id); err != nil {
+		return err
+	}
+	loc := strings.TrimSuffix(req.Location, "/")
+	if loc == "" {
+		var err error
+		if loc, err = c.defaultLocation(ctx, id); err != nil {
+			return err
+		}
+	}
+	meta, err := view.NewMetadata(normalizeVersion(req.ViewVersion), req.Schema, loc, req.Properties)
+	if err != nil {
+		return badRequest("invalid view: %v", err)
+	}
+	metaLoc, err := c.writeViewMetadata(ctx, meta, "")
+	if err != nil {
+		return err
+	}
+	err = c.withTx(ctx, func(tx *sql.Tx) error {
+		return c.insertRow(ctx, tx, id, rowView, metaLoc)
+	})
+	if err != nil {
+		c.removeFile(ctx, metaLoc)
+		return err
+	}
+	writeView(w, metaLoc, meta)
+	return nil
 }
+
+// normalizeVersion fills in what the spec requires of a stored version but
+// a client may leave out (iceberg-go's client sends a nil namespace as
+// null), so that the written metadata is valid for every reader.
+func normalizeVersion(v *view.Version) *view.Version {
+	v = v.Clone()
+	if v.DefaultNamespace == nil {
+		v.DefaultNamespace = table.Identifier{}
+	}
+	if v.Summary == nil {
+		v.Summary = view.VersionSummary{}
+	}
+	if v.TimestampMS == 0 {
+		v.TimestampMS = time.Now().UnixMilli()
+	}
+	return v
+}
+
+// checkViewNameFree rejects a create when a table or view already has the
+// name: both live in the same identifier space.
+func (c *Catalog) checkViewNameFree(ctx context.Context, id table.Identifier) error {
+	_, taken, err := c.rowLocation(ctx, id, rowView)
+	if err != nil {
+		return err
+	}
+	if taken {
+		return fmt.Errorf("%w: a table or view named %s already exists",
+			catalog.ErrViewAlreadyExists, strings.Join(id, "."))
+	}
+	return nil
+}
+
+// loadView reads the metadata file itself rather than calling the SQL
+// catalog's LoadView, which does not return the metadata location that
+// LoadViewResult needs.
 func (c *Catalog) loadView(w http.ResponseWriter, r *http.Request, rt icerest.Route) error {
-	return notYet(w, r, rt)
+	loc, meta, err := c.currentView(r.Context(), ident(rt.Namespace, rt.View))
+	if err != nil {
+		return err
+	}
+	writeView(w, loc, meta)
+	return nil
 }
+
+// currentView returns the view's current metadata location and metadata;
+// an identifier that names a table is no view either.
+func (c *Catalog) currentView(ctx context.Context, id table.Identifier) (string, view.Metadata, error) {
+	loc, _, err := c.rowLocation(ctx, id, rowView)
+	if err != nil {
+		return "", nil, err
+	}
+	if loc == "" {
+		return "", nil, fmt.Errorf("%w: %s", catalog.ErrNoSuchView, strings.Join(id, "."))
+	}
+	meta, err := c.readViewMetadata(ctx, loc)
+	return loc, meta, err
+}
+
+// readViewMetadata parses a committed view metadata file. A failure is
+// the catalog's own problem (500), not the client's.
+func (c *Catalog) readViewMetadata(ctx context.Context, loc string) (view.Metadata, error) {
+	fs, err := c.fileIO(ctx, loc, nil)
+	if err != nil {
+		return nil, err
+	}
+	f, err := fs.Open(loc)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read view metadata %s: %w", loc, err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read view metadata %s: %w", loc, err)
+	}
+	meta, err := view.ParseMetadataBytes(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s is not valid view metadata: %w", loc, err)
+	}
+	return meta, nil
+}
+
+// writeViewMetadata writes meta as the metadata file that follows
+// currentLoc ("" for a new view) and returns its location.
+func (c *Catalog) writeViewMetadata(ctx context.Context, meta view.Metadata, currentLoc string) (string, error) {
+	props := viewFileProps(meta)
+	provider, err := table.LoadLocationProvider(meta.Location(), props)
+	if err != nil {
+		return "", badRequest("view location %q: %v", meta.Location(), err)
+	}
+	loc, err := provider.NewTableMetadataFileLocation(metadataVersion(currentLoc) + 1)
+	if err != nil {
+		return "", err
+	}
+	if err := c.writeJSON(ctx, loc, props, meta); err != nil {
+		return "", err
+	}
+	return loc, nil
+}
+
+// viewFileProps are the properties a view's metadata file is written
+// with: the view's own minus any compression codec, because iceberg-go's
+// view reader (used by the SQL catalog) only reads plain JSON.
+func viewFileProps(meta view.Metadata) iceberg.Properties {
+	props := meta.Properties()
+	delete(props, table.MetadataCompressionKey)
+	return props
+}
+
+// replaceView commits requirements and updates to one view: the new
+// metadata file is written first, then the row is moved to it only if it
+// still points at the metadata the updates were applied to.
 func (c *Catalog) replaceView(w http.ResponseWriter, r *http.Request, rt icerest.Route) error {
-	return notYet(w, r, rt)
+	var req commitViewRequest
+	if err := decodeBody(r, &req); err != nil {
+		return err
+	}
+	ctx := r.Context()
+	id := ident(rt.Namespace, rt.View)
+	if req.Identifier != nil && req.Identifier.Name != "" && !slicesEqual(req.Identifier.ident(), id) {
+		return badRequest("identifier in body (%s) does not match the path (%s)",
+			strings.Join(req.Identifier.ident(), "."), strings.Join(id, "."))
+	}
+	oldLoc, base, err := c.currentView(ctx, id)
+	if err != nil {
+		return err
+	}
+	meta, changed, err := applyViewChanges(base, req.Requirements, req.Updates)
+	if err != nil {
+		return err
+	}
+	if !changed {
+		writeView(w, oldLoc, base)
+		return nil
+	}
+	newLoc, err := c.writeViewMetadata(ctx, meta, oldLoc)
+	if err != nil {
+		return err
+	}
+	err = c.withTx(ctx, func(tx *sql.Tx) error {
+		return c.swapRow(ctx, tx, id, rowView, oldLoc, newLoc)
+	})
+	if err != nil {
+		c.removeFile(ctx, newLoc)
+		return err
+	}
+	writeView(w, newLoc, meta)
+	return nil
 }
+
+// applyViewChanges checks the requirements against base and applies the
+// updates in memory; changed is false when the updates change nothing, so
+// that no new metadata file is written.
+func applyViewChanges(base view.Metadata, reqs view.Requirements, updates view.Updates) (view.Metadata, bool, error) {
+	for _, req := range reqs {
+		if err := req.Validate(base); err != nil {
+			return nil, false, fmt.Errorf("%w: %s: %v", errRequirementFailed, req.GetType(), err)
+		}
+	}
+	b, err := view.MetadataBuilderFromBase(base)
+	if err != nil {
+		return nil, false, err
+	}
+	for _, u := range updates {
+		if err := u.Apply(b); err != nil {
+			return nil, false, badRequest("cannot apply %s: %v", u.Action(), err)
+		}
+	}
+	if !b.HasChanges() {
+		return base, false, nil
+	}
+	res, err := b.Build()
+	if err != nil {
+		return nil, false, badRequest("invalid view update: %v", err)
+	}
+	return res.Metadata, true, nil
+}
+
 func (c *Catalog) dropView(w http.ResponseWriter, r *http.Request, rt icerest.Route) error {
-	return notYet(w, r, rt)
+	if err := c.cat.DropView(r.Context(), ident(rt.Namespace, rt.View)); err != nil {
+		return err
+	}
+	writeNoContent(w)
+	return nil
 }
+
 func (c *Catalog) viewExists(w http.ResponseWriter, r *http.Request, rt icerest.Route) error {
-	return notYet(w, r, rt)
+	id := ident(rt.Namespace, rt.View)
+	ok, err := c.cat.CheckViewExists(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return icerest.Errorf(http.StatusNotFound, icerest.NoSuchView, "view %s does not exist",
+			strings.Join(id, "."))
+	}
+	writeNoContent(w)
+	return nil
 }
-func (c *Catalog) renameView(w http.ResponseWriter, r *http.Request, rt icerest.Route) error {
-	return notYet(w, r, rt)
+
+// renameView moves a view's row; the SQL catalog has no view rename. The
+// checks come first so each failure gets the spec's own error type; the
+// row update itself still fails safely if a concurrent request wins.
+func (c *Catalog) renameView(w http.ResponseWriter, r *http.Request, _ icerest.Route) error {
+	from, to, err := decodeRename(r)
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	if ok, err := c.cat.CheckViewExists(ctx, from); err != nil || !ok {
+		if err == nil {
+			err = fmt.Errorf("%w: %s", catalog.ErrNoSuchView, strings.Join(from, "."))
+		}
+		return err
+	}
+	if err := c.requireNamespace(ctx, catalog.NamespaceFromIdent(to)); err != nil {
+		return err
+	}
+	if err := c.checkViewNameFree(ctx, to); err != nil {
+		return err
+	}
+	err = c.withTx(ctx, func(tx *sql.Tx) error {
+		return c.renameRow(ctx, tx, from, to, rowView)
+	})
+	if err != nil {
+		return err
+	}
+	writeNoContent(w)
+	return nil
 }
