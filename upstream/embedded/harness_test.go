@@ -71,3 +71,9 @@ func newCatalog(t *testing.T) *rest.Catalog {
 }
 
 func join(s ...string) string { return strings.Join(s, "/") }
+
+// clientWithCredential is iceberg-go's REST client using OAuth2 client
+// credentials ("id:secret") against the catalog's token endpoint.
+func clientWithCredential(t *testing.T, url, credential string) *rest.Catalog {
+	return client(t, url, rest.WithCredential(credential))
+}
