@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 
 	"github.com/apache/iceberg-go"
@@ -75,6 +76,13 @@ func (c *Catalog) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	// r.URL.Query() silently drops malformed pairs (parent=%ZZ would list
+	// the top level): reject them instead.
+	if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
+		icerest.WriteError(w, r, icerest.Errorf(http.StatusBadRequest, icerest.BadRequest,
+			"malformed query string: %v", err))
+		return
+	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
 	if err := c.routeOp[rt.Operation](w, r, rt); err != nil {
 		e := c.restError(err)
@@ -137,10 +145,16 @@ func decodeBody(r *http.Request, v any) error {
 		}
 		return badRequest("malformed request body: %v", err)
 	}
-	if dec.More() {
-		return badRequest("malformed request body: trailing data after JSON value")
+	// Only whitespace may follow the value. (dec.More() is not enough: it
+	// reports no more data before a stray '}' or ']'.)
+	var extra json.RawMessage
+	switch err := dec.Decode(&extra); {
+	case errors.Is(err, io.EOF):
+		return nil
+	case errors.As(err, new(*http.MaxBytesError)):
+		return err
 	}
-	return nil
+	return badRequest("malformed request body: trailing data after JSON value")
 }
 
 // pageParams reads pageToken/pageSize; pageSize 0 means "all".

@@ -3,6 +3,7 @@ package icerest
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -236,6 +237,7 @@ func (rt *Route) op(method string, segs []string, ops map[string]string) *Error 
 	for m := range ops {
 		allowed = append(allowed, m)
 	}
+	slices.Sort(allowed) // map order is random; keep the message stable
 	return Errorf(http.StatusMethodNotAllowed, BadRequest, "method %s not allowed on /v1/%s (allowed: %s)",
 		method, strings.Join(segs, "/"), strings.Join(allowed, ", "))
 }
