@@ -5,11 +5,11 @@ package gateway
 import (
 	"context"
 	"fmt"
-	"net/http"
 
 	"github.com/caddyserver/caddy/v2"
 	"go.uber.org/zap"
 
+	"github.com/lakegate/lakegate/upstream"
 	"github.com/lakegate/lakegate/upstream/embedded"
 	"github.com/lakegate/lakegate/upstream/icerest"
 )
@@ -27,17 +27,31 @@ type App struct {
 	// prefix-less /v1/namespaces/... path form.
 	DefaultCatalog string `json:"default_catalog,omitempty"`
 
-	backends map[string]http.Handler
+	backends map[string]*catalogState
 	poolKeys []string
 	log      *zap.Logger
 }
 
-// CatalogConfig is one catalog the gateway serves.
+// CatalogConfig is one catalog the gateway serves: its client-visible
+// name and exactly one backend.
 type CatalogConfig struct {
 	Name string `json:"name"`
 	// Embedded serves the catalog from lakegate's own embedded catalog.
 	Embedded *embedded.Config `json:"embedded,omitempty"`
+	// Remote fronts an Iceberg REST catalog over HTTP.
+	Remote *upstream.RemoteConfig `json:"remote,omitempty"`
+	// MaxRequestBody bounds request bodies (default 10 MiB); larger ones
+	// get 413.
+	MaxRequestBody int64 `json:"max_request_body,omitempty"`
 }
+
+// catalogState is a provisioned catalog.
+type catalogState struct {
+	cfg     CatalogConfig
+	backend upstream.Backend
+}
+
+const defaultMaxRequestBody = 10 << 20
 
 // embeddedPool keeps embedded catalogs (open databases) alive across
 // config reloads: a reload with the same catalog reuses it.
@@ -55,21 +69,37 @@ func (App) CaddyModule() caddy.ModuleInfo {
 // Provision opens every catalog's backend.
 func (a *App) Provision(ctx caddy.Context) error {
 	a.log = ctx.Logger()
-	a.backends = map[string]http.Handler{}
+	a.backends = map[string]*catalogState{}
 	for _, cc := range a.Catalogs {
-		b, err := a.openBackend(ctx, cc)
+		b, err := a.openBackend(cc)
 		if err != nil {
 			return fmt.Errorf("catalog %q: %w", cc.Name, err)
 		}
-		a.backends[cc.Name] = b
+		if cc.MaxRequestBody <= 0 {
+			cc.MaxRequestBody = defaultMaxRequestBody
+		}
+		a.backends[cc.Name] = &catalogState{cfg: cc, backend: b}
 	}
 	return nil
 }
 
-func (a *App) openBackend(ctx caddy.Context, cc CatalogConfig) (http.Handler, error) {
-	if cc.Embedded == nil {
-		return nil, fmt.Errorf("no backend configured")
+func (a *App) openBackend(cc CatalogConfig) (upstream.Backend, error) {
+	switch {
+	case cc.Embedded != nil && cc.Remote != nil:
+		return nil, fmt.Errorf("configure one backend: embedded or remote, not both")
+	case cc.Remote != nil:
+		return upstream.NewRemote(cc.Name, *cc.Remote, a.log.Named("upstream").With(zap.String("catalog", cc.Name)))
+	case cc.Embedded != nil:
+		cat, err := a.openEmbedded(cc)
+		if err != nil {
+			return nil, err
+		}
+		return upstream.NewLocal(cat), nil
 	}
+	return nil, fmt.Errorf("no backend configured (embedded or remote)")
+}
+
+func (a *App) openEmbedded(cc CatalogConfig) (*embedded.Catalog, error) {
 	cfg := *cc.Embedded
 	if cfg.Name == "" {
 		cfg.Name = cc.Name
@@ -123,10 +153,10 @@ func (a *App) Cleanup() error {
 	return nil
 }
 
-// backend returns the catalog's backend handler.
-func (a *App) backend(name string) (http.Handler, bool) {
-	b, ok := a.backends[name]
-	return b, ok
+// catalog returns a provisioned catalog by name.
+func (a *App) catalog(name string) (*catalogState, bool) {
+	c, ok := a.backends[name]
+	return c, ok
 }
 
 // Interface guards

@@ -2,11 +2,12 @@ package gateway
 
 import (
 	"encoding/json"
-	"time"
+	"strconv"
 
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/dustin/go-humanize"
 
 	"github.com/lakegate/lakegate/upstream/embedded"
 )
@@ -22,6 +23,8 @@ func init() {
 //	lakegate {
 //		default_catalog <name>
 //		catalog <name> {
+//			max_request_body <size>
+//			remote <url> { see parseRemote }
 //			embedded {
 //				database  sqlite|postgres
 //				dsn       <sqlite file | postgres url>
@@ -85,6 +88,22 @@ func parseCatalog(d *caddyfile.Dispenser) (CatalogConfig, error) {
 				return cc, err
 			}
 			cc.Embedded = cfg
+		case "remote":
+			cfg, err := parseRemote(d)
+			if err != nil {
+				return cc, err
+			}
+			cc.Remote = cfg
+		case "max_request_body":
+			var s string
+			if err := oneArg(d, &s); err != nil {
+				return cc, err
+			}
+			size, err := humanize.ParseBytes(s)
+			if err != nil || size == 0 {
+				return cc, d.Errf("max_request_body: invalid size %q", s)
+			}
+			cc.MaxRequestBody = int64(size)
 		default:
 			return cc, d.Errf("unknown catalog option %q", d.Val())
 		}
@@ -128,10 +147,7 @@ func parseEmbedded(d *caddyfile.Dispenser) (*embedded.Config, error) {
 			}
 			cfg.Auth.Clients[id] = secret
 		case "token_ttl":
-			var s string
-			if err = oneArg(d, &s); err == nil {
-				cfg.Auth.TokenTTL, err = time.ParseDuration(s)
-			}
+			err = durationArg(d, &cfg.Auth.TokenTTL)
 		default:
 			return nil, d.Errf("unknown embedded option %q", opt)
 		}
@@ -164,3 +180,5 @@ func parseIcebergHandler(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, e
 
 // Interface guards
 var _ caddyfile.Unmarshaler = (*App)(nil)
+
+func parseInt(s string) (int, error) { return strconv.Atoi(s) }

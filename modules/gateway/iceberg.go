@@ -3,11 +3,13 @@ package gateway
 import (
 	"net/http"
 	"net/url"
+	"sort"
 	"strings"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
+	"github.com/lakegate/lakegate/upstream"
 	"github.com/lakegate/lakegate/upstream/icerest"
 )
 
@@ -16,7 +18,8 @@ func init() {
 }
 
 // IcebergHandler is the Iceberg REST front door (/v1/...): it picks the
-// catalog a request is for and hands it to that catalog's backend.
+// catalog a request is for, answers /v1/config itself, and hands every
+// other operation to that catalog's backend.
 type IcebergHandler struct {
 	app *App
 }
@@ -45,23 +48,54 @@ func (h *IcebergHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next 
 	if !strings.HasPrefix(path, "/v1/") {
 		return next.ServeHTTP(w, r)
 	}
-	name, rerr := h.catalogName(r, path)
+	if path == "/v1/oauth/tokens" {
+		h.serveToken(w, r)
+		return nil
+	}
+	cat, rerr := h.catalogFor(r, path)
 	if rerr != nil {
 		icerest.WriteError(w, r, rerr)
 		return nil
 	}
-	backend, ok := h.app.backend(name)
-	if !ok {
-		icerest.WriteError(w, r, icerest.Errorf(http.StatusNotFound, icerest.NoSuchWarehouse,
-			"no catalog named %q", name))
+	cc, err := cat.backend.Config(r.Context())
+	if err != nil {
+		upstream.WriteError(w, r, err, icerest.OpGetConfig)
 		return nil
 	}
-	backend.ServeHTTP(w, r)
+	if path == "/v1/config" {
+		icerest.WriteJSON(w, http.StatusOK, gatewayConfig(cat.cfg.Name, cc, r))
+		return nil
+	}
+	sep, _ := url.PathUnescape(cc.Separator())
+	rt, rerr := icerest.ParseRoute(r.Method, path, sep)
+	if rerr == nil {
+		rerr = checkNames(rt)
+	}
+	if rerr == nil {
+		rerr = limitBody(w, r, cat.cfg.MaxRequestBody)
+	}
+	if rerr != nil {
+		icerest.WriteError(w, r, rerr)
+		return nil
+	}
+	cat.backend.Serve(w, r, rt)
 	return nil
 }
 
-// catalogName tells which catalog a request addresses: `warehouse` for
+// catalogFor tells which catalog a request addresses: `warehouse` for
 // /v1/config, the {prefix} for prefixed paths, else the default catalog.
+func (h *IcebergHandler) catalogFor(r *http.Request, path string) (*catalogState, *icerest.Error) {
+	name, err := h.catalogName(r, path)
+	if err != nil {
+		return nil, err
+	}
+	cat, ok := h.app.catalog(name)
+	if !ok {
+		return nil, icerest.Errorf(http.StatusNotFound, icerest.NoSuchWarehouse, "no catalog named %q", name)
+	}
+	return cat, nil
+}
+
 func (h *IcebergHandler) catalogName(r *http.Request, path string) (string, *icerest.Error) {
 	if path == "/v1/config" {
 		if wh := r.URL.Query().Get("warehouse"); wh != "" {
@@ -85,6 +119,104 @@ func (h *IcebergHandler) defaultCatalog(why string) (string, *icerest.Error) {
 		return "", icerest.Errorf(http.StatusBadRequest, icerest.BadRequest, "%s", why)
 	}
 	return h.app.DefaultCatalog, nil
+}
+
+// checkNames rejects "." and ".." as namespace levels or object names:
+// rewritten onto a backend URL they would climb its path.
+func checkNames(rt icerest.Route) *icerest.Error {
+	for _, n := range append([]string{rt.Table, rt.View, rt.PlanID}, rt.Namespace...) {
+		if n == "." || n == ".." {
+			return icerest.Errorf(http.StatusBadRequest, icerest.BadRequest, "invalid name %q", n)
+		}
+	}
+	return nil
+}
+
+// limitBody answers 413 for a declared oversized body and caps the rest.
+func limitBody(w http.ResponseWriter, r *http.Request, limit int64) *icerest.Error {
+	if r.ContentLength > limit {
+		return icerest.Errorf(http.StatusRequestEntityTooLarge, icerest.RequestEntityTooLarge,
+			"request body of %d bytes exceeds the limit of %d", r.ContentLength, limit)
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, limit)
+	return nil
+}
+
+// serveToken: lakegate does not issue tokens yet. When the default
+// catalog passes client credentials through, its backend's token endpoint
+// answers; otherwise the client learns that no token is needed here.
+func (h *IcebergHandler) serveToken(w http.ResponseWriter, r *http.Request) {
+	if cat, ok := h.app.catalog(h.app.DefaultCatalog); ok &&
+		cat.cfg.Remote != nil && cat.cfg.Remote.Auth.Mode == upstream.AuthPassthrough {
+		cat.backend.Serve(w, r, icerest.Route{Operation: icerest.OpGetToken})
+		return
+	}
+	icerest.WriteJSON(w, http.StatusBadRequest, map[string]string{
+		"error":             "unsupported_grant_type",
+		"error_description": "this lakegate does not issue tokens; connect without credentials",
+	})
+}
+
+// configResponse is the spec's CatalogConfig.
+type configResponse struct {
+	Defaults  map[string]string `json:"defaults"`
+	Overrides map[string]string `json:"overrides"`
+	Endpoints []string          `json:"endpoints"`
+}
+
+// defaultEndpoints are what the spec says clients assume when a server
+// lists none.
+var defaultEndpoints = []string{
+	icerest.OpListNamespaces, icerest.OpLoadNamespaceMetadata, icerest.OpCreateNamespace,
+	icerest.OpUpdateProperties, icerest.OpDropNamespace, icerest.OpListTables, icerest.OpLoadTable,
+	icerest.OpCreateTable, icerest.OpUpdateTable, icerest.OpDropTable, icerest.OpRenameTable,
+	icerest.OpRegisterTable, icerest.OpReportMetrics, icerest.OpCommitTransaction,
+}
+
+// gatewayConfig turns a backend's /v1/config into the gateway's: the
+// gateway's catalog name as prefix, the gateway's own URL wherever the
+// backend named its own, and only endpoints both sides serve.
+func gatewayConfig(name string, cc *upstream.CatalogConfig, r *http.Request) configResponse {
+	out := configResponse{Defaults: map[string]string{}, Overrides: map[string]string{}}
+	for k, v := range cc.Defaults {
+		if k != "uri" && k != "prefix" {
+			out.Defaults[k] = v
+		}
+	}
+	for k, v := range cc.Overrides {
+		out.Overrides[k] = v
+	}
+	out.Overrides["prefix"] = name
+	out.Overrides["namespace-separator"] = cc.Separator()
+	if _, ok := cc.Overrides["uri"]; ok {
+		out.Overrides["uri"] = gatewayURL(r)
+	}
+	served := map[string]bool{}
+	for _, ep := range icerest.Endpoints {
+		served[ep] = true
+	}
+	advertised := cc.Endpoints
+	if len(advertised) == 0 {
+		for _, op := range defaultEndpoints {
+			advertised = append(advertised, icerest.Endpoints[op])
+		}
+	}
+	for _, ep := range advertised {
+		if served[ep] {
+			out.Endpoints = append(out.Endpoints, ep)
+		}
+	}
+	sort.Strings(out.Endpoints)
+	return out
+}
+
+// gatewayURL is the base URL the client reached the gateway at.
+func gatewayURL(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
 }
 
 // Interface guards

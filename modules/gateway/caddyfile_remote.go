@@ -1,0 +1,178 @@
+package gateway
+
+import (
+	"time"
+
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+
+	"github.com/lakegate/lakegate/upstream"
+)
+
+// parseRemote parses a remote backend:
+//
+//	remote <base-url> {
+//		warehouse <upstream warehouse>
+//		prefix <upstream prefix>
+//		auth none | passthrough | bearer <token>
+//		auth oauth2 { token_url <url>; client_id <id>; client_secret <secret>; scope <scope> }
+//		auth sigv4 { region <r>; service glue|s3tables; access_key_id <id>; secret_access_key <s>; session_token <t> }
+//		tls { insecure_skip_verify; ca_file <path> }
+//		connect_timeout <duration>
+//		response_header_timeout <duration>
+//		config_ttl <duration>
+//		breaker { failures <n>; timeout <duration> }
+//	}
+func parseRemote(d *caddyfile.Dispenser) (*upstream.RemoteConfig, error) {
+	cfg := new(upstream.RemoteConfig)
+	if !d.AllArgs(&cfg.URL) {
+		return nil, d.ArgErr()
+	}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		var err error
+		switch opt := d.Val(); opt {
+		case "warehouse":
+			err = oneArg(d, &cfg.Warehouse)
+		case "prefix":
+			err = oneArg(d, &cfg.Prefix)
+		case "auth":
+			err = parseAuth(d, &cfg.Auth)
+		case "tls":
+			err = parseTLS(d, &cfg.TLS)
+		case "connect_timeout":
+			err = durationArg(d, &cfg.ConnectTimeout)
+		case "response_header_timeout":
+			err = durationArg(d, &cfg.ResponseHeaderTimeout)
+		case "config_ttl":
+			err = durationArg(d, &cfg.ConfigTTL)
+		case "breaker":
+			err = parseBreaker(d, &cfg.Breaker)
+		default:
+			return nil, d.Errf("unknown remote option %q", opt)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return cfg, nil
+}
+
+func parseAuth(d *caddyfile.Dispenser, a *upstream.Auth) error {
+	if !d.NextArg() {
+		return d.ArgErr()
+	}
+	a.Mode = d.Val()
+	switch a.Mode {
+	case upstream.AuthNone, upstream.AuthPassthrough:
+		return noMoreArgs(d)
+	case upstream.AuthBearer:
+		return oneArg(d, &a.Token)
+	case upstream.AuthOAuth2:
+		return parseBlock(d, map[string]*string{
+			"token_url": &a.TokenURL, "client_id": &a.ClientID, "client_secret": &a.ClientSecret, "scope": &a.Scope,
+		})
+	case upstream.AuthSigV4:
+		return parseBlock(d, map[string]*string{
+			"region": &a.Region, "service": &a.Service, "access_key_id": &a.AccessKeyID,
+			"secret_access_key": &a.SecretAccessKey, "session_token": &a.SessionToken,
+		})
+	}
+	return d.Errf("unknown auth mode %q (want none, bearer, passthrough, oauth2 or sigv4)", a.Mode)
+}
+
+// parseBlock reads a block of `key value` lines into the named fields.
+func parseBlock(d *caddyfile.Dispenser, fields map[string]*string) error {
+	if err := noMoreArgs(d); err != nil {
+		return err
+	}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		dst, ok := fields[d.Val()]
+		if !ok {
+			return d.Errf("unknown option %q", d.Val())
+		}
+		if err := oneArg(d, dst); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func parseTLS(d *caddyfile.Dispenser, t *upstream.TLS) error {
+	if err := noMoreArgs(d); err != nil {
+		return err
+	}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		switch d.Val() {
+		case "insecure_skip_verify":
+			t.InsecureSkipVerify = true
+			if err := noMoreArgs(d); err != nil {
+				return err
+			}
+		case "ca_file":
+			if err := oneArg(d, &t.CAFile); err != nil {
+				return err
+			}
+		default:
+			return d.Errf("unknown tls option %q", d.Val())
+		}
+	}
+	return nil
+}
+
+func parseBreaker(d *caddyfile.Dispenser, b *upstream.Breaker) error {
+	if err := noMoreArgs(d); err != nil {
+		return err
+	}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		switch d.Val() {
+		case "failures":
+			var n int
+			if err := intArg(d, &n); err != nil {
+				return err
+			}
+			if n < 1 {
+				return d.Errf("breaker failures must be at least 1")
+			}
+			b.Failures = uint32(n)
+		case "timeout":
+			if err := durationArg(d, &b.Timeout); err != nil {
+				return err
+			}
+		default:
+			return d.Errf("unknown breaker option %q", d.Val())
+		}
+	}
+	return nil
+}
+
+func durationArg(d *caddyfile.Dispenser, dst *time.Duration) error {
+	var s string
+	if err := oneArg(d, &s); err != nil {
+		return err
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return d.Errf("invalid duration %q: %v", s, err)
+	}
+	*dst = v
+	return nil
+}
+
+func intArg(d *caddyfile.Dispenser, dst *int) error {
+	var s string
+	if err := oneArg(d, &s); err != nil {
+		return err
+	}
+	n, err := parseInt(s)
+	if err != nil {
+		return d.Errf("invalid number %q", s)
+	}
+	*dst = n
+	return nil
+}
+
+func noMoreArgs(d *caddyfile.Dispenser) error {
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	return nil
+}

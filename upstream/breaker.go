@@ -1,0 +1,76 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync/atomic"
+	"time"
+
+	"github.com/sony/gobreaker/v2"
+)
+
+// breaker wraps a gobreaker circuit breaker: it trips on connection
+// errors, timeouts and 5xx answers (never on 4xx), and while open fails
+// calls at once, without touching the backend.
+type breaker struct {
+	timeout  time.Duration
+	openedAt atomic.Int64 // unix nanos of the last transition to open
+	cbs      *gobreaker.CircuitBreaker[any]
+}
+
+// breakerOpenError is returned while the breaker is open.
+type breakerOpenError struct{ retryAfter int }
+
+func (e *breakerOpenError) Error() string {
+	return fmt.Sprintf("circuit breaker open; retry after %ds", e.retryAfter)
+}
+
+func newBreaker(name string, cfg Breaker) *breaker {
+	failures := cfg.Failures
+	if failures == 0 {
+		failures = 5
+	}
+	b := &breaker{timeout: cfg.Timeout}
+	if b.timeout <= 0 {
+		b.timeout = 10 * time.Second
+	}
+	b.cbs = gobreaker.NewCircuitBreaker[any](gobreaker.Settings{
+		Name:        name,
+		MaxRequests: 1, // one probe while half-open
+		Timeout:     b.timeout,
+		ReadyToTrip: func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= failures },
+		// A client that went away says nothing about the backend.
+		IsExcluded: func(err error) bool { return errors.Is(err, context.Canceled) },
+		OnStateChange: func(_ string, _, to gobreaker.State) {
+			if to == gobreaker.StateOpen {
+				b.openedAt.Store(time.Now().UnixNano())
+			}
+		},
+	})
+	return b
+}
+
+// execute runs fn through the breaker. fn's error marks a failure.
+func execute[T any](b *breaker, fn func() (T, error)) (T, error) {
+	var res T
+	_, err := b.cbs.Execute(func() (any, error) {
+		var err error
+		res, err = fn()
+		return nil, err
+	})
+	if errors.Is(err, gobreaker.ErrOpenState) || errors.Is(err, gobreaker.ErrTooManyRequests) {
+		return res, &breakerOpenError{retryAfter: b.retryAfter()}
+	}
+	return res, err
+}
+
+// retryAfter is the whole seconds until the breaker lets a probe through.
+func (b *breaker) retryAfter() int {
+	left := b.timeout - time.Since(time.Unix(0, b.openedAt.Load()))
+	return max(1, int(math.Ceil(left.Seconds())))
+}
+
+// State is the breaker's state name (closed, half-open, open).
+func (b *breaker) State() string { return b.cbs.State().String() }

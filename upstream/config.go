@@ -1,0 +1,107 @@
+// Package upstream talks to backend catalogs: an Iceberg REST client side
+// per backend (auth, TLS, timeouts, circuit breaker, safe retries) behind
+// one small Backend interface that the gateway's front doors use.
+package upstream
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/lakegate/lakegate/upstream/icerest"
+)
+
+// Backend is one backend catalog as the gateway sees it.
+type Backend interface {
+	// Config returns the backend's own /v1/config (cached).
+	Config(ctx context.Context) (*CatalogConfig, error)
+	// Serve forwards the parsed request to the backend and writes the
+	// backend's answer (or a gateway-made Iceberg error) to w.
+	Serve(w http.ResponseWriter, r *http.Request, rt icerest.Route)
+}
+
+// CatalogConfig is a backend's /v1/config answer.
+type CatalogConfig struct {
+	Defaults  map[string]string `json:"defaults"`
+	Overrides map[string]string `json:"overrides"`
+	Endpoints []string          `json:"endpoints,omitempty"`
+}
+
+// Prefix is the backend's {prefix} ("" when it uses none).
+func (c *CatalogConfig) Prefix() string { return c.Overrides["prefix"] }
+
+// Separator is the backend's namespace separator, escaped as in config
+// (default "%1F").
+func (c *CatalogConfig) Separator() string {
+	if s := c.Overrides["namespace-separator"]; s != "" {
+		return s
+	}
+	if s := c.Defaults["namespace-separator"]; s != "" {
+		return s
+	}
+	return "%1F"
+}
+
+// RemoteConfig configures a remote Iceberg REST backend.
+type RemoteConfig struct {
+	// URL is the backend's base URL, without /v1.
+	URL string `json:"url"`
+	// Warehouse is sent to the backend as /v1/config?warehouse=.
+	Warehouse string `json:"warehouse,omitempty"`
+	// Prefix overrides the prefix the backend's /v1/config returns.
+	Prefix string `json:"prefix,omitempty"`
+	Auth   Auth   `json:"auth,omitzero"`
+	TLS    TLS    `json:"tls,omitzero"`
+	// ConnectTimeout bounds dialing (default 5s).
+	ConnectTimeout time.Duration `json:"connect_timeout,omitempty"`
+	// ResponseHeaderTimeout bounds the wait for the backend's response
+	// headers once the request is sent (default 60s).
+	ResponseHeaderTimeout time.Duration `json:"response_header_timeout,omitempty"`
+	Breaker               Breaker       `json:"breaker,omitzero"`
+	// ConfigTTL is how long the backend's /v1/config is cached (default 5m).
+	ConfigTTL time.Duration `json:"config_ttl,omitempty"`
+}
+
+// Auth modes.
+const (
+	AuthNone        = "none"
+	AuthBearer      = "bearer"
+	AuthPassthrough = "passthrough"
+	AuthOAuth2      = "oauth2"
+	AuthSigV4       = "sigv4"
+)
+
+// Auth is how lakegate authenticates to the backend.
+type Auth struct {
+	Mode string `json:"mode,omitempty"`
+	// Token is the static bearer token (bearer mode).
+	Token string `json:"token,omitempty"`
+	// OAuth2 client credentials; TokenURL defaults to <url>/v1/oauth/tokens.
+	TokenURL     string `json:"token_url,omitempty"`
+	ClientID     string `json:"client_id,omitempty"`
+	ClientSecret string `json:"client_secret,omitempty"`
+	Scope        string `json:"scope,omitempty"`
+	// SigV4 (AWS Glue / S3 Tables). Without keys the default AWS credential
+	// chain is used.
+	Region          string `json:"region,omitempty"`
+	Service         string `json:"service,omitempty"`
+	AccessKeyID     string `json:"access_key_id,omitempty"`
+	SecretAccessKey string `json:"secret_access_key,omitempty"`
+	SessionToken    string `json:"session_token,omitempty"`
+}
+
+// TLS options for the connection to the backend.
+type TLS struct {
+	InsecureSkipVerify bool   `json:"insecure_skip_verify,omitempty"`
+	CAFile             string `json:"ca_file,omitempty"`
+}
+
+// Breaker configures the backend's circuit breaker.
+type Breaker struct {
+	// Failures is the number of consecutive failures that opens it
+	// (default 5).
+	Failures uint32 `json:"failures,omitempty"`
+	// Timeout is how long it stays open before letting a probe through
+	// (default 10s).
+	Timeout time.Duration `json:"timeout,omitempty"`
+}

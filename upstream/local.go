@@ -1,0 +1,68 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+
+	"github.com/lakegate/lakegate/upstream/icerest"
+)
+
+// Local is a backend served in-process by an http.Handler (the embedded
+// catalog): no network, no breaker, the same request rewriting.
+type Local struct {
+	h http.Handler
+
+	once sync.Once
+	cc   *CatalogConfig
+	err  error
+}
+
+// NewLocal wraps an in-process Iceberg REST handler as a Backend.
+func NewLocal(h http.Handler) *Local { return &Local{h: h} }
+
+// Config asks the handler for its /v1/config once; it never changes.
+func (l *Local) Config(ctx context.Context) (*CatalogConfig, error) {
+	l.once.Do(func() {
+		req := httptest.NewRequestWithContext(ctx, http.MethodGet, "/v1/config", nil)
+		rec := httptest.NewRecorder()
+		l.h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			l.err = icerest.Errorf(http.StatusBadGateway, icerest.ServiceUnavailable,
+				"embedded catalog /v1/config answered %d", rec.Code)
+			return
+		}
+		var cc CatalogConfig
+		if l.err = json.Unmarshal(rec.Body.Bytes(), &cc); l.err == nil {
+			l.cc = &cc
+		}
+	})
+	return l.cc, l.err
+}
+
+// Serve hands the request, rewritten onto the handler's own prefix and
+// separator, to the handler. The client's Authorization stays out.
+func (l *Local) Serve(w http.ResponseWriter, r *http.Request, rt icerest.Route) {
+	cc, err := l.Config(r.Context())
+	if err != nil {
+		WriteError(w, r, err, rt.Operation)
+		return
+	}
+	out := r.Clone(r.Context())
+	out.URL.RawPath = rt.Path(cc.Prefix(), cc.Separator())
+	q, qerr := translateQuery(r.URL.Query(), cc.Separator())
+	if qerr != nil {
+		icerest.WriteError(w, r, qerr)
+		return
+	}
+	out.URL.RawQuery = q
+	out.URL.Path = ""
+	if p, perr := unescapePath(out.URL.RawPath); perr == nil {
+		out.URL.Path = p
+	}
+	out.RequestURI = ""
+	out.Header.Del("Authorization")
+	l.h.ServeHTTP(w, out)
+}

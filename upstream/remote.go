@@ -1,0 +1,357 @@
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/lakegate/lakegate/upstream/icerest"
+)
+
+// maxResponse bounds a backend response lakegate will buffer.
+const maxResponse = 256 << 20
+
+// Remote is a backend reached over HTTP.
+type Remote struct {
+	cfg     RemoteConfig
+	base    *url.URL
+	client  *http.Client
+	auth    authenticator
+	breaker *breaker
+	log     *zap.Logger
+
+	cfgMu     sync.Mutex
+	cached    *CatalogConfig
+	cachedAt  time.Time
+	configTTL time.Duration
+}
+
+// NewRemote prepares a remote backend; it does not contact it.
+func NewRemote(name string, cfg RemoteConfig, log *zap.Logger) (*Remote, error) {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	base, err := url.Parse(strings.TrimRight(cfg.URL, "/"))
+	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
+		return nil, fmt.Errorf("remote backend: url must be http(s)://host[:port][/path], got %q", cfg.URL)
+	}
+	transport, err := newTransport(cfg)
+	if err != nil {
+		return nil, err
+	}
+	client := &http.Client{Transport: transport, CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse // a redirect could leak credentials to another host
+	}}
+	auth, err := newAuthenticator(cfg, base, client)
+	if err != nil {
+		return nil, err
+	}
+	ttl := cfg.ConfigTTL
+	if ttl <= 0 {
+		ttl = 5 * time.Minute
+	}
+	return &Remote{
+		cfg: cfg, base: base, client: client, auth: auth, log: log,
+		breaker: newBreaker(name, cfg.Breaker), configTTL: ttl,
+	}, nil
+}
+
+func newTransport(cfg RemoteConfig) (*http.Transport, error) {
+	connect := cfg.ConnectTimeout
+	if connect <= 0 {
+		connect = 5 * time.Second
+	}
+	headers := cfg.ResponseHeaderTimeout
+	if headers <= 0 {
+		headers = 60 * time.Second
+	}
+	tlsCfg := &tls.Config{InsecureSkipVerify: cfg.TLS.InsecureSkipVerify} //nolint:gosec // operator's explicit choice
+	if cfg.TLS.CAFile != "" {
+		pem, err := os.ReadFile(cfg.TLS.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("remote backend: ca_file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("remote backend: ca_file %s holds no PEM certificates", cfg.TLS.CAFile)
+		}
+		tlsCfg.RootCAs = pool
+	}
+	return &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}).DialContext,
+		TLSClientConfig:       tlsCfg,
+		TLSHandshakeTimeout:   connect,
+		ResponseHeaderTimeout: headers,
+		MaxIdleConns:          256,
+		MaxIdleConnsPerHost:   128,
+		IdleConnTimeout:       90 * time.Second,
+		ForceAttemptHTTP2:     true,
+	}, nil
+}
+
+// Config fetches the backend's /v1/config, cached for the config TTL.
+func (b *Remote) Config(ctx context.Context) (*CatalogConfig, error) {
+	b.cfgMu.Lock()
+	defer b.cfgMu.Unlock()
+	if b.cached != nil && time.Since(b.cachedAt) < b.configTTL {
+		return b.cached, nil
+	}
+	u := b.base.JoinPath("v1", "config")
+	if b.cfg.Warehouse != "" {
+		u.RawQuery = url.Values{"warehouse": {b.cfg.Warehouse}}.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, body, err := b.roundTrip(req, icerest.OpGetConfig, nil)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, icerest.Errorf(http.StatusBadGateway, icerest.ServiceUnavailable,
+			"backend /v1/config answered %d: %s", resp.StatusCode, snippet(body))
+	}
+	var cc CatalogConfig
+	if err := json.Unmarshal(body, &cc); err != nil {
+		return nil, icerest.Errorf(http.StatusBadGateway, icerest.ServiceUnavailable,
+			"backend /v1/config is not valid JSON: %v", err)
+	}
+	if cc.Overrides == nil {
+		cc.Overrides = map[string]string{}
+	}
+	if b.cfg.Prefix != "" {
+		cc.Overrides["prefix"] = b.cfg.Prefix
+	}
+	b.cached, b.cachedAt = &cc, time.Now()
+	return &cc, nil
+}
+
+// Serve proxies one request to the backend.
+func (b *Remote) Serve(w http.ResponseWriter, r *http.Request, rt icerest.Route) {
+	cc, err := b.Config(r.Context())
+	if err != nil {
+		WriteError(w, r, err, rt.Operation)
+		return
+	}
+	out, body, rerr := b.outbound(r, rt, cc)
+	if rerr != nil {
+		icerest.WriteError(w, r, rerr)
+		return
+	}
+	resp, respBody, err := b.roundTrip(out, rt.Operation, body)
+	if err != nil {
+		WriteError(w, r, err, rt.Operation)
+		return
+	}
+	if e := checkResponse(resp, respBody, rt.Operation); e != nil {
+		icerest.WriteError(w, r, e)
+		return
+	}
+	copyResponseHeaders(w.Header(), resp.Header)
+	w.WriteHeader(resp.StatusCode)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(respBody)
+	}
+}
+
+// outbound builds the backend request: path rewritten onto the backend's
+// base URL, prefix and separator; allowed headers copied; body read (it
+// is small, and SigV4 and retries need it whole).
+func (b *Remote) outbound(r *http.Request, rt icerest.Route, cc *CatalogConfig) (*http.Request, []byte, *icerest.Error) {
+	u := *b.base
+	u.RawPath = b.base.EscapedPath() + rt.Path(cc.Prefix(), cc.Separator())
+	u.Path, _ = url.PathUnescape(u.RawPath)
+	q, qerr := translateQuery(r.URL.Query(), cc.Separator())
+	if qerr != nil {
+		return nil, nil, qerr
+	}
+	u.RawQuery = q
+	var body []byte
+	if r.Body != nil && r.Method != http.MethodGet && r.Method != http.MethodHead {
+		var err error
+		if body, err = io.ReadAll(r.Body); err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				return nil, nil, icerest.Errorf(http.StatusRequestEntityTooLarge, icerest.RequestEntityTooLarge,
+					"request body exceeds %d bytes", mbe.Limit)
+			}
+			return nil, nil, icerest.Errorf(http.StatusBadRequest, icerest.BadRequest, "reading request body: %v", err)
+		}
+	}
+	out, err := http.NewRequestWithContext(r.Context(), r.Method, u.String(), bytes.NewReader(body))
+	if err != nil {
+		return nil, nil, icerest.Errorf(http.StatusBadRequest, icerest.BadRequest, "%v", err)
+	}
+	if body == nil {
+		out.Body, out.ContentLength = http.NoBody, 0
+	}
+	copyRequestHeaders(out.Header, r.Header)
+	if b.cfg.Auth.Mode == AuthPassthrough {
+		if a := r.Header.Get("Authorization"); a != "" {
+			out.Header.Set("Authorization", a)
+		}
+	}
+	return out, body, nil
+}
+
+// translateQuery re-encodes `parent` (a namespace) with the backend's
+// separator; every other parameter passes as is.
+func translateQuery(q url.Values, sepEscaped string) (string, *icerest.Error) {
+	if p := q.Get("parent"); p != "" {
+		sep, _ := url.PathUnescape(sepEscaped)
+		levels, err := icerest.DecodeNamespace(p, sep)
+		if err != nil {
+			return "", err
+		}
+		q.Set("parent", strings.Join(levels, sep))
+	}
+	return q.Encode(), nil
+}
+
+// forwardedRequestHeaders are the client headers a backend may see.
+// Everything else (cookies, the client's Authorization, hop-by-hop
+// headers) stays at the gateway.
+var forwardedRequestHeaders = []string{
+	"Content-Type", "Accept", "User-Agent",
+	"X-Iceberg-Access-Delegation", "Idempotency-Key", "If-None-Match", "If-Match",
+	"Traceparent", "Tracestate", "X-Client-Version", "X-Client-Git-Commit",
+}
+
+func copyRequestHeaders(dst, src http.Header) {
+	for _, k := range forwardedRequestHeaders {
+		if v := src.Values(k); len(v) > 0 {
+			dst[k] = v
+		}
+	}
+}
+
+// hopByHop headers belong to one connection and are never forwarded.
+var hopByHop = map[string]bool{
+	"Connection": true, "Proxy-Connection": true, "Keep-Alive": true, "Proxy-Authenticate": true,
+	"Proxy-Authorization": true, "Te": true, "Trailer": true, "Transfer-Encoding": true, "Upgrade": true,
+	"Content-Length": true, "Set-Cookie": true,
+}
+
+func copyResponseHeaders(dst, src http.Header) {
+	for k, v := range src {
+		if !hopByHop[k] {
+			dst[k] = v
+		}
+	}
+}
+
+// roundTrip sends req through the breaker, retrying safe requests on
+// connection errors, and reads the whole response.
+func (b *Remote) roundTrip(req *http.Request, op string, body []byte) (*http.Response, []byte, error) {
+	type result struct {
+		resp *http.Response
+		body []byte
+	}
+	res, err := execute(b.breaker, func() (result, error) {
+		resp, err := b.sendWithRetry(req, body)
+		if err != nil {
+			return result{}, err
+		}
+		defer resp.Body.Close()
+		data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
+		if err == nil && len(data) > maxResponse {
+			err = fmt.Errorf("backend response exceeds %d bytes", maxResponse)
+		}
+		if err != nil {
+			return result{}, &responseCutError{err}
+		}
+		if resp.StatusCode >= 500 {
+			return result{resp, data}, errBackend5xx
+		}
+		return result{resp, data}, nil
+	})
+	if errors.Is(err, errBackend5xx) {
+		return res.resp, res.body, nil // counted by the breaker; the answer still goes back
+	}
+	return res.resp, res.body, err
+}
+
+// sendWithRetry sends the request, re-authenticating once on 401 for
+// reads, and retrying GET/HEAD on connection errors.
+func (b *Remote) sendWithRetry(req *http.Request, body []byte) (*http.Response, error) {
+	safe := req.Method == http.MethodGet || req.Method == http.MethodHead
+	for attempt := 0; ; attempt++ {
+		resp, err := b.send(req, body, false)
+		if err == nil && resp.StatusCode == http.StatusUnauthorized && safe && b.auth.canRefresh() {
+			resp.Body.Close()
+			resp, err = b.send(req, body, true)
+		}
+		if err == nil || !safe || attempt == 2 || !isConnError(err) || req.Context().Err() != nil {
+			return resp, err
+		}
+		time.Sleep(time.Duration(attempt+1) * 50 * time.Millisecond)
+	}
+}
+
+func (b *Remote) send(req *http.Request, body []byte, refresh bool) (*http.Response, error) {
+	out := req.Clone(req.Context())
+	out.Body = io.NopCloser(bytes.NewReader(body))
+	if body == nil {
+		out.Body = http.NoBody
+	}
+	if err := b.auth.authorize(out, body, refresh); err != nil {
+		return nil, err
+	}
+	return b.client.Do(out)
+}
+
+var errBackend5xx = errors.New("backend answered 5xx")
+
+// responseCutError marks a response whose body broke off: the request
+// reached the backend, so a write's outcome is unknown.
+type responseCutError struct{ err error }
+
+func (e *responseCutError) Error() string { return "backend response cut off: " + e.err.Error() }
+func (e *responseCutError) Unwrap() error { return e.err }
+
+func isConnError(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
+
+func snippet(b []byte) string {
+	if len(b) > 200 {
+		b = b[:200]
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// WriteError answers with the Iceberg error for a failure to reach the
+// backend during op; a 503 tells the client when to retry (the breaker's
+// remaining open time, else 1s).
+func WriteError(w http.ResponseWriter, r *http.Request, err error, op string) {
+	e := asRESTError(err, op)
+	if e.Code == http.StatusServiceUnavailable {
+		after := 1
+		var open *breakerOpenError
+		if errors.As(err, &open) {
+			after = open.retryAfter
+		}
+		w.Header().Set("Retry-After", strconv.Itoa(after))
+	}
+	icerest.WriteError(w, r, e)
+}
+
+func unescapePath(p string) (string, error) { return url.PathUnescape(p) }
