@@ -27,8 +27,14 @@ type CatalogConfig struct {
 	Endpoints []string          `json:"endpoints,omitempty"`
 }
 
-// Prefix is the backend's {prefix} ("" when it uses none).
-func (c *CatalogConfig) Prefix() string { return c.Overrides["prefix"] }
+// Prefix is the backend's {prefix} ("" when it uses none). Nessie and
+// Gravitino send it in defaults, most others in overrides.
+func (c *CatalogConfig) Prefix() string {
+	if p := c.Overrides["prefix"]; p != "" {
+		return p
+	}
+	return c.Defaults["prefix"]
+}
 
 // Separator is the backend's namespace separator, escaped as in config
 // (default "%1F").

@@ -7,8 +7,10 @@ import (
 
 // Path renders the route back into a request path (escaped) under prefix,
 // with namespace levels joined by sepEscaped (e.g. "%1F"). An empty prefix
-// gives the prefix-less form. It is the inverse of ParseRoute, used to
-// rewrite a client's request onto a backend.
+// gives the prefix-less form. The prefix is raw path text, inserted as is,
+// as Iceberg clients do: backends advertise prefixes such as
+// "catalogs/unity" (Unity Catalog) or "main%7Cwarehouse" (Nessie). It is the
+// inverse of ParseRoute, used to rewrite a client's request onto a backend.
 func (rt Route) Path(prefix, sepEscaped string) string {
 	tmpl, ok := Endpoints[rt.Operation]
 	if !ok { // getConfig, getToken
@@ -18,7 +20,7 @@ func (rt Route) Path(prefix, sepEscaped string) string {
 	_, p, _ := strings.Cut(tmpl, " ")
 	pfx := ""
 	if prefix != "" {
-		pfx = "/" + url.PathEscape(prefix)
+		pfx = "/" + strings.Trim(prefix, "/")
 	}
 	return strings.NewReplacer(
 		"/{prefix}", pfx,
