@@ -106,7 +106,11 @@ func newTransport(cfg RemoteConfig) (*http.Transport, error) {
 }
 
 // Config fetches the backend's /v1/config, cached for the config TTL.
-func (b *Remote) Config(ctx context.Context) (*CatalogConfig, error) {
+func (b *Remote) Config(ctx context.Context) (*CatalogConfig, error) { return b.config(ctx, "") }
+
+// config is Config; authz, when set, is the client's Authorization, sent
+// with the fetch (passthrough: the backend knows only the clients).
+func (b *Remote) config(ctx context.Context, authz string) (*CatalogConfig, error) {
 	b.cfgMu.Lock()
 	defer b.cfgMu.Unlock()
 	if b.cached != nil && time.Since(b.cachedAt) < b.configTTL {
@@ -120,9 +124,17 @@ func (b *Remote) Config(ctx context.Context) (*CatalogConfig, error) {
 	if err != nil {
 		return nil, err
 	}
+	if authz != "" {
+		req.Header.Set("Authorization", authz)
+	}
 	resp, body, err := b.roundTrip(req, icerest.OpGetConfig, nil)
 	if err != nil {
 		return nil, err
+	}
+	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+		// The backend refused the credentials: say so, not "unavailable".
+		return nil, icerest.Errorf(resp.StatusCode, errorTypeFor(resp.StatusCode),
+			"backend /v1/config answered %d: %s", resp.StatusCode, snippet(body))
 	}
 	if resp.StatusCode != http.StatusOK {
 		return nil, icerest.Errorf(http.StatusBadGateway, icerest.ServiceUnavailable,
@@ -145,9 +157,14 @@ func (b *Remote) Config(ctx context.Context) (*CatalogConfig, error) {
 
 // Serve proxies one request to the backend.
 func (b *Remote) Serve(w http.ResponseWriter, r *http.Request, rt icerest.Route) {
-	cc, err := b.Config(r.Context())
+	authz := ""
+	if b.cfg.Auth.Mode == AuthPassthrough {
+		authz = r.Header.Get("Authorization")
+	}
+	cc, err := b.config(r.Context(), authz)
 	if err != nil {
-		WriteError(w, r, err, rt.Operation)
+		// The request itself never left: a failed write is definite.
+		WriteError(w, r, err, icerest.OpGetConfig)
 		return
 	}
 	out, body, rerr := b.outbound(r, rt, cc)
@@ -187,12 +204,7 @@ func (b *Remote) outbound(r *http.Request, rt icerest.Route, cc *CatalogConfig) 
 	if r.Body != nil && r.Method != http.MethodGet && r.Method != http.MethodHead {
 		var err error
 		if body, err = io.ReadAll(r.Body); err != nil {
-			var mbe *http.MaxBytesError
-			if errors.As(err, &mbe) {
-				return nil, nil, icerest.Errorf(http.StatusRequestEntityTooLarge, icerest.RequestEntityTooLarge,
-					"request body exceeds %d bytes", mbe.Limit)
-			}
-			return nil, nil, icerest.Errorf(http.StatusBadRequest, icerest.BadRequest, "reading request body: %v", err)
+			return nil, nil, bodyError(err)
 		}
 	}
 	out, err := http.NewRequestWithContext(r.Context(), r.Method, u.String(), bytes.NewReader(body))
@@ -250,8 +262,14 @@ var hopByHop = map[string]bool{
 }
 
 func copyResponseHeaders(dst, src http.Header) {
+	named := map[string]bool{} // headers the Connection header makes hop-by-hop
+	for _, v := range src.Values("Connection") {
+		for f := range strings.SplitSeq(v, ",") {
+			named[http.CanonicalHeaderKey(strings.TrimSpace(f))] = true
+		}
+	}
 	for k, v := range src {
-		if !hopByHop[k] {
+		if !hopByHop[k] && !named[k] {
 			dst[k] = v
 		}
 	}

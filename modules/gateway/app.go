@@ -9,6 +9,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"go.uber.org/zap"
 
+	"github.com/lakegate/lakegate/cache/replay"
 	"github.com/lakegate/lakegate/upstream"
 	"github.com/lakegate/lakegate/upstream/embedded"
 	"github.com/lakegate/lakegate/upstream/icerest"
@@ -26,10 +27,15 @@ type App struct {
 	// DefaultCatalog answers /v1/config without `warehouse` and the
 	// prefix-less /v1/namespaces/... path form.
 	DefaultCatalog string `json:"default_catalog,omitempty"`
+	// Redis is the URL of the Redis that replicas share state through
+	// (Idempotency-Key replay); empty keeps state in process memory.
+	Redis string `json:"redis,omitempty"`
 
-	backends map[string]*catalogState
-	poolKeys []string
-	log      *zap.Logger
+	backends   map[string]*catalogState
+	poolKeys   []string
+	sharedKeys []string
+	replay     replay.Store
+	log        *zap.Logger
 }
 
 // CatalogConfig is one catalog the gateway serves: its client-visible
@@ -43,12 +49,15 @@ type CatalogConfig struct {
 	// MaxRequestBody bounds request bodies (default 10 MiB); larger ones
 	// get 413.
 	MaxRequestBody int64 `json:"max_request_body,omitempty"`
+	// Idempotency turns on Idempotency-Key replay for the catalog's
+	// mutations, whatever the backend supports.
+	Idempotency *upstream.ReplayConfig `json:"idempotency,omitempty"`
 }
 
 // catalogState is a provisioned catalog.
 type catalogState struct {
-	cfg     CatalogConfig
-	backend upstream.Backend
+	cfg      CatalogConfig
+	pipeline *upstream.Pipeline
 }
 
 const defaultMaxRequestBody = 10 << 20
@@ -78,9 +87,31 @@ func (a *App) Provision(ctx caddy.Context) error {
 		if cc.MaxRequestBody <= 0 {
 			cc.MaxRequestBody = defaultMaxRequestBody
 		}
-		a.backends[cc.Name] = &catalogState{cfg: cc, backend: b}
+		p := &upstream.Pipeline{Catalog: cc.Name, Backend: b}
+		if cc.Idempotency != nil {
+			store, err := a.sharedReplayStore()
+			if err != nil {
+				return err
+			}
+			p.Replayer = upstream.NewReplayer(cc.Name, store, *cc.Idempotency, a.log.Named("replay"))
+		}
+		a.backends[cc.Name] = &catalogState{cfg: cc, pipeline: p}
 	}
 	return nil
+}
+
+// sharedReplayStore opens the replay store once per app.
+func (a *App) sharedReplayStore() (replay.Store, error) {
+	if a.replay != nil {
+		return a.replay, nil
+	}
+	store, key, err := a.replayStore()
+	if err != nil {
+		return nil, err
+	}
+	a.replay = store
+	a.sharedKeys = append(a.sharedKeys, key)
+	return store, nil
 }
 
 func (a *App) openBackend(cc CatalogConfig) (upstream.Backend, error) {
@@ -148,6 +179,11 @@ func (a *App) Cleanup() error {
 		if _, err := embeddedPool.Delete(k); err != nil {
 			// The key holds the DSN, which may carry a password: not logged.
 			a.log.Error("closing an embedded catalog", zap.Error(err))
+		}
+	}
+	for _, k := range a.sharedKeys {
+		if _, err := sharedPool.Delete(k); err != nil {
+			a.log.Error("releasing shared state", zap.Error(err))
 		}
 	}
 	return nil

@@ -3,12 +3,14 @@ package gateway
 import (
 	"encoding/json"
 	"strconv"
+	"time"
 
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/dustin/go-humanize"
 
+	"github.com/lakegate/lakegate/upstream"
 	"github.com/lakegate/lakegate/upstream/embedded"
 )
 
@@ -22,6 +24,10 @@ func init() {
 //
 //	lakegate {
 //		default_catalog <name>
+//		redis <url>
+//		catalog <name> {
+//			idempotency { lifetime <d>; lease <d>; wait <d> }
+//		}
 //		catalog <name> {
 //			max_request_body <size>
 //			remote <url> { see parseRemote }
@@ -61,6 +67,14 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if !d.AllArgs(&a.DefaultCatalog) {
 				return d.ArgErr()
 			}
+		case "redis":
+			// An empty argument (an unset {$LAKEGATE_REDIS:}) keeps memory.
+			if d.CountRemainingArgs() > 1 {
+				return d.ArgErr()
+			}
+			if d.NextArg() {
+				a.Redis = d.Val()
+			}
 		case "catalog":
 			cc, err := parseCatalog(d)
 			if err != nil {
@@ -94,6 +108,12 @@ func parseCatalog(d *caddyfile.Dispenser) (CatalogConfig, error) {
 				return cc, err
 			}
 			cc.Remote = cfg
+		case "idempotency":
+			cfg, err := parseIdempotency(d)
+			if err != nil {
+				return cc, err
+			}
+			cc.Idempotency = cfg
 		case "max_request_body":
 			var s string
 			if err := oneArg(d, &s); err != nil {
@@ -182,3 +202,28 @@ func parseIcebergHandler(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, e
 var _ caddyfile.Unmarshaler = (*App)(nil)
 
 func parseInt(s string) (int, error) { return strconv.Atoi(s) }
+
+// parseIdempotency parses `idempotency [{ lifetime <d>; lease <d>; wait <d> }]`.
+func parseIdempotency(d *caddyfile.Dispenser) (*upstream.ReplayConfig, error) {
+	cfg := new(upstream.ReplayConfig)
+	if err := noMoreArgs(d); err != nil {
+		return nil, err
+	}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		var dst *time.Duration
+		switch d.Val() {
+		case "lifetime":
+			dst = &cfg.Lifetime
+		case "lease":
+			dst = &cfg.Lease
+		case "wait":
+			dst = &cfg.Wait
+		default:
+			return nil, d.Errf("unknown idempotency option %q", d.Val())
+		}
+		if err := durationArg(d, dst); err != nil {
+			return nil, err
+		}
+	}
+	return cfg, nil
+}

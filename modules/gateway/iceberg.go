@@ -1,10 +1,14 @@
 package gateway
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"net/http"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -57,13 +61,13 @@ func (h *IcebergHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next 
 		icerest.WriteError(w, r, rerr)
 		return nil
 	}
-	cc, err := cat.backend.Config(r.Context())
+	cc, err := cat.pipeline.Config(r.Context())
 	if err != nil {
 		upstream.WriteError(w, r, err, icerest.OpGetConfig)
 		return nil
 	}
 	if path == "/v1/config" {
-		icerest.WriteJSON(w, http.StatusOK, gatewayConfig(cat.cfg.Name, cc, r))
+		icerest.WriteJSON(w, http.StatusOK, gatewayConfig(cat, cc, r))
 		return nil
 	}
 	sep, _ := url.PathUnescape(cc.Separator())
@@ -78,8 +82,18 @@ func (h *IcebergHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next 
 		icerest.WriteError(w, r, rerr)
 		return nil
 	}
-	cat.backend.Serve(w, r, rt)
+	cat.pipeline.Serve(w, r, rt, principalID(r))
 	return nil
+}
+
+// principalID names the caller for scoping per-principal state
+// (Idempotency-Key records): a hash of its credentials, or "anonymous".
+func principalID(r *http.Request) string {
+	if a := r.Header.Get("Authorization"); a != "" {
+		sum := sha256.Sum256([]byte(a))
+		return "credential:" + hex.EncodeToString(sum[:12])
+	}
+	return "anonymous"
 }
 
 // catalogFor tells which catalog a request addresses: `warehouse` for
@@ -148,7 +162,7 @@ func limitBody(w http.ResponseWriter, r *http.Request, limit int64) *icerest.Err
 func (h *IcebergHandler) serveToken(w http.ResponseWriter, r *http.Request) {
 	if cat, ok := h.app.catalog(h.app.DefaultCatalog); ok &&
 		cat.cfg.Remote != nil && cat.cfg.Remote.Auth.Mode == upstream.AuthPassthrough {
-		cat.backend.Serve(w, r, icerest.Route{Operation: icerest.OpGetToken})
+		cat.pipeline.Backend.Serve(w, r, icerest.Route{Operation: icerest.OpGetToken})
 		return
 	}
 	icerest.WriteJSON(w, http.StatusBadRequest, map[string]string{
@@ -159,9 +173,10 @@ func (h *IcebergHandler) serveToken(w http.ResponseWriter, r *http.Request) {
 
 // configResponse is the spec's CatalogConfig.
 type configResponse struct {
-	Defaults  map[string]string `json:"defaults"`
-	Overrides map[string]string `json:"overrides"`
-	Endpoints []string          `json:"endpoints"`
+	Defaults               map[string]string `json:"defaults"`
+	Overrides              map[string]string `json:"overrides"`
+	Endpoints              []string          `json:"endpoints"`
+	IdempotencyKeyLifetime string            `json:"idempotency-key-lifetime,omitempty"`
 }
 
 // defaultEndpoints are what the spec says clients assume when a server
@@ -175,9 +190,14 @@ var defaultEndpoints = []string{
 
 // gatewayConfig turns a backend's /v1/config into the gateway's: the
 // gateway's catalog name as prefix, the gateway's own URL wherever the
-// backend named its own, and only endpoints both sides serve.
-func gatewayConfig(name string, cc *upstream.CatalogConfig, r *http.Request) configResponse {
+// backend named its own, only endpoints both sides serve, and the
+// idempotency-key lifetime when lakegate replays keyed writes itself.
+func gatewayConfig(cat *catalogState, cc *upstream.CatalogConfig, r *http.Request) configResponse {
+	name := cat.cfg.Name
 	out := configResponse{Defaults: map[string]string{}, Overrides: map[string]string{}}
+	if rp := cat.pipeline.Replayer; rp != nil {
+		out.IdempotencyKeyLifetime = isoDuration(rp.Lifetime())
+	}
 	for k, v := range cc.Defaults {
 		if k != "uri" && k != "prefix" {
 			out.Defaults[k] = v
@@ -208,6 +228,21 @@ func gatewayConfig(name string, cc *upstream.CatalogConfig, r *http.Request) con
 	}
 	sort.Strings(out.Endpoints)
 	return out
+}
+
+// isoDuration writes d as an ISO-8601 duration (PT30M, PT1H30M, PT45S).
+func isoDuration(d time.Duration) string {
+	s := "PT"
+	if h := int(d.Hours()); h > 0 {
+		s += strconv.Itoa(h) + "H"
+	}
+	if m := int(d.Minutes()) % 60; m > 0 {
+		s += strconv.Itoa(m) + "M"
+	}
+	if sec := int(d.Seconds()) % 60; sec > 0 || s == "PT" {
+		s += strconv.Itoa(sec) + "S"
+	}
+	return s
 }
 
 // gatewayURL is the base URL the client reached the gateway at.

@@ -1,0 +1,112 @@
+package replay
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Memory is an in-process Store: one gateway, no sharing.
+type Memory struct {
+	mu      sync.Mutex
+	records map[string]memEntry
+	stop    chan struct{}
+}
+
+type memEntry struct {
+	rec     Record
+	expires time.Time
+}
+
+// NewMemory returns an empty in-process store that sweeps expired records.
+func NewMemory() *Memory {
+	m := &Memory{records: map[string]memEntry{}, stop: make(chan struct{})}
+	go m.sweep(time.Minute)
+	return m
+}
+
+func (m *Memory) sweep(every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-m.stop:
+			return
+		case now := <-t.C:
+			m.mu.Lock()
+			for k, e := range m.records {
+				if now.After(e.expires) {
+					delete(m.records, k)
+				}
+			}
+			m.mu.Unlock()
+		}
+	}
+}
+
+// live returns the unexpired entry for key; the lock must be held.
+func (m *Memory) live(key string) (memEntry, bool) {
+	e, ok := m.records[key]
+	if ok && time.Now().After(e.expires) {
+		delete(m.records, key)
+		return memEntry{}, false
+	}
+	return e, ok
+}
+
+// Claim implements Store.
+func (m *Memory) Claim(_ context.Context, key string, rec Record, lease time.Duration) (Record, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if e, ok := m.live(key); ok {
+		return e.rec, false, nil
+	}
+	m.records[key] = memEntry{rec, time.Now().Add(lease)}
+	return rec, true, nil
+}
+
+// Get implements Store.
+func (m *Memory) Get(_ context.Context, key string) (Record, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.live(key)
+	return e.rec, ok, nil
+}
+
+// Extend implements Store.
+func (m *Memory) Extend(_ context.Context, key, owner string, lease time.Duration) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if e, ok := m.live(key); ok && e.rec.Owner == owner {
+		e.expires = time.Now().Add(lease)
+		m.records[key] = e
+	}
+	return nil
+}
+
+// Finalize implements Store.
+func (m *Memory) Finalize(_ context.Context, key, owner string, rec Record, ttl time.Duration) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if e, ok := m.live(key); ok && e.rec.Owner != owner {
+		return nil // the claim was lost (lease expired and retaken): keep the newer one
+	}
+	m.records[key] = memEntry{rec, time.Now().Add(ttl)}
+	return nil
+}
+
+// Release implements Store.
+func (m *Memory) Release(_ context.Context, key, owner string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if e, ok := m.live(key); ok && e.rec.Owner == owner {
+		delete(m.records, key)
+	}
+	return nil
+}
+
+// Close stops the sweeper.
+func (m *Memory) Close() error {
+	close(m.stop)
+	return nil
+}

@@ -1,0 +1,51 @@
+// Package replay keeps Idempotency-Key state: which keys are claimed by a
+// request in flight, and the final response of each finished one, so a
+// retried write applies once, across gateway replicas. Memory is the
+// in-process default; Redis shares the state between replicas.
+package replay
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+)
+
+// Record is the state of one key.
+type Record struct {
+	// Fingerprint identifies the request that claimed the key (method,
+	// path, body hash); a different request with the same key is refused.
+	Fingerprint string `json:"fp"`
+	// Owner is a random token of the request holding the claim; empty
+	// once the record is final.
+	Owner string `json:"owner,omitempty"`
+	// Final reports a finished request whose response is stored below.
+	Final   bool        `json:"final,omitempty"`
+	Status  int         `json:"status,omitempty"`
+	Header  http.Header `json:"header,omitempty"`
+	Body    []byte      `json:"body,omitempty"`
+	Created time.Time   `json:"created"`
+}
+
+// ErrUnavailable wraps failures of the store itself: a keyed mutation
+// cannot be guarded, so it must not run.
+var ErrUnavailable = errors.New("replay store unavailable")
+
+// Store holds records by key. Implementations are safe for concurrent use
+// and atomic per key.
+type Store interface {
+	// Claim stores rec under key if the key is free, with a lease (the
+	// record expires after lease unless finalized). It returns
+	// (rec, true) when claimed, else the current record and false.
+	Claim(ctx context.Context, key string, rec Record, lease time.Duration) (Record, bool, error)
+	// Get returns the key's record, or false when there is none.
+	Get(ctx context.Context, key string) (Record, bool, error)
+	// Extend renews the lease of the claim held by owner.
+	Extend(ctx context.Context, key, owner string, lease time.Duration) error
+	// Finalize replaces the claim held by owner with the final record,
+	// kept for ttl.
+	Finalize(ctx context.Context, key, owner string, rec Record, ttl time.Duration) error
+	// Release drops the claim held by owner, so the key may be retried.
+	Release(ctx context.Context, key, owner string) error
+	Close() error
+}

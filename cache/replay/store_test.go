@@ -1,0 +1,92 @@
+package replay_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lakegate/lakegate/cache/redistest"
+	"github.com/lakegate/lakegate/cache/replay"
+)
+
+// Every Store implementation honours the same contract.
+func TestStores(t *testing.T) {
+	for name, open := range map[string]func(t *testing.T) replay.Store{
+		"memory": func(t *testing.T) replay.Store {
+			s := replay.NewMemory()
+			t.Cleanup(func() { _ = s.Close() })
+			return s
+		},
+		"redis": func(t *testing.T) replay.Store {
+			return replay.NewRedis(redistest.Client(t), redistest.Prefix(t))
+		},
+	} {
+		t.Run(name, func(t *testing.T) { storeContract(t, open) })
+	}
+}
+
+func storeContract(t *testing.T, open func(t *testing.T) replay.Store) {
+	ctx := context.Background()
+	t.Run("one claim wins", func(t *testing.T) {
+		s := open(t)
+		a := replay.Record{Fingerprint: "fp", Owner: "a"}
+		got, ok, err := s.Claim(ctx, "k", a, time.Minute)
+		require.NoError(t, err)
+		assert.True(t, ok)
+		assert.Equal(t, "a", got.Owner)
+		got, ok, err = s.Claim(ctx, "k", replay.Record{Fingerprint: "fp", Owner: "b"}, time.Minute)
+		require.NoError(t, err)
+		assert.False(t, ok)
+		assert.Equal(t, "a", got.Owner, "the second claimant sees the first claim")
+	})
+	t.Run("finalize by owner only, then replayable", func(t *testing.T) {
+		s := open(t)
+		_, _, err := s.Claim(ctx, "k", replay.Record{Fingerprint: "fp", Owner: "a"}, time.Minute)
+		require.NoError(t, err)
+		final := replay.Record{Fingerprint: "fp", Final: true, Status: 200,
+			Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(`{"x":1}`)}
+		require.NoError(t, s.Finalize(ctx, "k", "intruder", final, time.Minute))
+		rec, _, err := s.Get(ctx, "k")
+		require.NoError(t, err)
+		assert.False(t, rec.Final, "a non-owner cannot finalize")
+		require.NoError(t, s.Finalize(ctx, "k", "a", final, time.Minute))
+		rec, ok, err := s.Get(ctx, "k")
+		require.NoError(t, err)
+		require.True(t, ok)
+		assert.True(t, rec.Final)
+		assert.Equal(t, 200, rec.Status)
+		assert.Equal(t, `{"x":1}`, string(rec.Body))
+		assert.Equal(t, "application/json", rec.Header.Get("Content-Type"))
+	})
+	t.Run("release frees the key for a retry", func(t *testing.T) {
+		s := open(t)
+		_, _, err := s.Claim(ctx, "k", replay.Record{Fingerprint: "fp", Owner: "a"}, time.Minute)
+		require.NoError(t, err)
+		require.NoError(t, s.Release(ctx, "k", "other"))
+		_, ok, _ := s.Get(ctx, "k")
+		assert.True(t, ok, "only the owner releases")
+		require.NoError(t, s.Release(ctx, "k", "a"))
+		_, ok, err = s.Claim(ctx, "k", replay.Record{Fingerprint: "fp", Owner: "b"}, time.Minute)
+		require.NoError(t, err)
+		assert.True(t, ok)
+	})
+	t.Run("a lease expires, and can be extended", func(t *testing.T) {
+		s := open(t)
+		_, _, err := s.Claim(ctx, "k", replay.Record{Fingerprint: "fp", Owner: "a"}, 300*time.Millisecond)
+		require.NoError(t, err)
+		require.NoError(t, s.Extend(ctx, "k", "a", 2*time.Second))
+		time.Sleep(500 * time.Millisecond)
+		_, ok, _ := s.Get(ctx, "k")
+		assert.True(t, ok, "extended past the first lease")
+		_, _, err = s.Claim(ctx, "k2", replay.Record{Fingerprint: "fp", Owner: "a"}, 200*time.Millisecond)
+		require.NoError(t, err)
+		require.Eventually(t, func() bool {
+			_, ok, err := s.Claim(ctx, "k2", replay.Record{Fingerprint: "fp", Owner: "b"}, time.Minute)
+			return err == nil && ok
+		}, 5*time.Second, 50*time.Millisecond, "a crashed owner's claim expires")
+	})
+}

@@ -1,0 +1,305 @@
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"go.uber.org/zap"
+
+	"github.com/lakegate/lakegate/cache/replay"
+	"github.com/lakegate/lakegate/upstream/icerest"
+)
+
+// ReplayConfig tunes Idempotency-Key handling for a catalog.
+type ReplayConfig struct {
+	// Lifetime is how long a finished request's response is replayed
+	// (default 30m; advertised as idempotency-key-lifetime).
+	Lifetime time.Duration `json:"lifetime,omitempty"`
+	// Lease is how long an in-flight claim lives without renewal; a
+	// crashed replica's claim frees itself after it (default 30s).
+	Lease time.Duration `json:"lease,omitempty"`
+	// Wait bounds how long a duplicate waits for the first request's
+	// outcome before answering 503 (default 10s).
+	Wait time.Duration `json:"wait,omitempty"`
+}
+
+func (c ReplayConfig) withDefaults() ReplayConfig {
+	if c.Lifetime <= 0 {
+		c.Lifetime = 30 * time.Minute
+	}
+	if c.Lease <= 0 {
+		c.Lease = 30 * time.Second
+	}
+	if c.Wait <= 0 {
+		c.Wait = 10 * time.Second
+	}
+	return c
+}
+
+// ReplayedHeader marks a response replayed from an earlier request.
+const ReplayedHeader = "Idempotent-Replayed"
+
+// Replayer makes keyed mutations apply once: the first request with a key
+// claims it, runs, and stores its final response; retries get that
+// response back. State lives in a replay.Store (Redis across replicas).
+type Replayer struct {
+	store   replay.Store
+	cfg     ReplayConfig
+	catalog string
+	log     *zap.Logger
+
+	Replays atomic.Int64 // responses served from the store
+	NonV7   atomic.Int64 // keys that are UUIDs but not version 7
+}
+
+// NewReplayer guards catalog's mutations with store.
+func NewReplayer(catalog string, store replay.Store, cfg ReplayConfig, log *zap.Logger) *Replayer {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	return &Replayer{store: store, cfg: cfg.withDefaults(), catalog: catalog, log: log}
+}
+
+// Lifetime is the advertised idempotency-key-lifetime.
+func (g *Replayer) Lifetime() time.Duration { return g.cfg.Lifetime }
+
+// guarded are the operations that take an Idempotency-Key.
+func guarded(op string) bool {
+	switch op {
+	case icerest.OpPlanTableScan, icerest.OpFetchScanTasks, icerest.OpCancelPlanning:
+		return true
+	}
+	return icerest.IsMutation(op)
+}
+
+// Serve runs next once per (principal, catalog, operation, key).
+func (g *Replayer) Serve(w http.ResponseWriter, r *http.Request, rt icerest.Route, principal string, next Handler) {
+	key := r.Header.Get("Idempotency-Key")
+	if key == "" || !guarded(rt.Operation) {
+		next(w, r, rt)
+		return
+	}
+	if e := g.checkKey(key); e != nil {
+		icerest.WriteError(w, r, e)
+		return
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		icerest.WriteError(w, r, bodyError(err))
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	storeKey := hashOf(principal, g.catalog, rt.Operation, key)
+	fp := hashOf(r.Method, rt.Path("", "%1F"), r.URL.RawQuery, string(body))
+	g.run(w, r, rt, storeKey, fp, body, next)
+}
+
+func (g *Replayer) run(w http.ResponseWriter, r *http.Request, rt icerest.Route, key, fp string, body []byte, next Handler) {
+	ctx := r.Context()
+	deadline := time.Now().Add(g.cfg.Wait)
+	for {
+		owner := randomToken()
+		rec, claimed, err := g.store.Claim(ctx, key, replay.Record{Fingerprint: fp, Owner: owner, Created: time.Now()}, g.cfg.Lease)
+		if err != nil {
+			g.storeDown(w, r, err)
+			return
+		}
+		if claimed {
+			g.execute(w, r.WithContext(context.WithoutCancel(ctx)), rt, key, owner, fp, body, next)
+			return
+		}
+		if rec.Fingerprint != fp {
+			icerest.WriteError(w, r, icerest.Errorf(http.StatusUnprocessableEntity, icerest.UnprocessableEntity,
+				"Idempotency-Key was already used for a different request"))
+			return
+		}
+		if rec.Final {
+			g.replay(w, rec)
+			return
+		}
+		// In flight elsewhere: wait for its outcome, or for its claim to go.
+		if rec, done, err := g.await(ctx, key, deadline); err != nil {
+			g.storeDown(w, r, err)
+			return
+		} else if done {
+			g.replay(w, rec)
+			return
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			w.Header().Set("Retry-After", "1")
+			icerest.WriteError(w, r, icerest.Errorf(http.StatusServiceUnavailable, icerest.ServiceUnavailable,
+				"a request with this Idempotency-Key is still in progress; retry later"))
+			return
+		}
+	}
+}
+
+// await polls until the key's record is final (true), the claim is gone
+// (false: try to claim it), or the deadline passes (false).
+func (g *Replayer) await(ctx context.Context, key string, deadline time.Time) (replay.Record, bool, error) {
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		rec, found, err := g.store.Get(ctx, key)
+		if err != nil || !found {
+			return replay.Record{}, false, err
+		}
+		if rec.Final {
+			return rec, true, nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return replay.Record{}, false, nil
+}
+
+// execute runs the claimed request, detached from the client (a client
+// that gives up must not leave the outcome unrecorded), renewing the lease
+// while it runs, then finalizes or releases the claim.
+func (g *Replayer) execute(w http.ResponseWriter, r *http.Request, rt icerest.Route, key, owner, fp string, body []byte, next Handler) {
+	stop := make(chan struct{})
+	go g.heartbeat(key, owner, stop)
+	// Deferred: if next panics, the outcome is unknown, so the claim is
+	// neither finalized nor released, and lapses with its lease.
+	defer close(stop)
+	rw := &recorder{ResponseWriter: w, status: http.StatusOK}
+	next(rw, r, rt)
+	ctx := context.WithoutCancel(r.Context())
+	if !finalizable(rw.status) {
+		if err := g.store.Release(ctx, key, owner); err != nil {
+			g.log.Warn("releasing an idempotency claim", zap.Error(err))
+		}
+		return
+	}
+	rec := replay.Record{Fingerprint: fp, Final: true, Status: rw.status, Header: keptHeaders(rw.Header()),
+		Body: rw.body.Bytes(), Created: time.Now()}
+	if err := g.store.Finalize(ctx, key, owner, rec, g.cfg.Lifetime); err != nil {
+		// The write happened; only its replay is lost. Logged, not secret.
+		g.log.Error("storing an idempotent response", zap.String("catalog", g.catalog), zap.Error(err))
+	}
+}
+
+func (g *Replayer) heartbeat(key, owner string, stop <-chan struct{}) {
+	t := time.NewTicker(g.cfg.Lease / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			_ = g.store.Extend(context.Background(), key, owner, g.cfg.Lease)
+		}
+	}
+}
+
+func (g *Replayer) replay(w http.ResponseWriter, rec replay.Record) {
+	g.Replays.Add(1)
+	for k, v := range rec.Header {
+		w.Header()[k] = v
+	}
+	w.Header().Set(ReplayedHeader, "true")
+	w.WriteHeader(rec.Status)
+	_, _ = w.Write(rec.Body)
+}
+
+// storeDown refuses a keyed mutation when its key cannot be guarded: a
+// retry is safe, a double apply is not.
+func (g *Replayer) storeDown(w http.ResponseWriter, r *http.Request, err error) {
+	g.log.Warn("idempotency store unavailable", zap.String("catalog", g.catalog), zap.Error(err))
+	w.Header().Set("Retry-After", "1")
+	icerest.WriteError(w, r, icerest.Errorf(http.StatusServiceUnavailable, icerest.ServiceUnavailable,
+		"the idempotency store is unavailable; the request was not run"))
+}
+
+// checkKey accepts a UUID in its 36-character string form.
+func (g *Replayer) checkKey(key string) *icerest.Error {
+	u, err := uuid.Parse(key)
+	if len(key) != 36 || err != nil {
+		return icerest.Errorf(http.StatusBadRequest, icerest.BadRequest,
+			"Idempotency-Key must be a UUID in its 36-character string form, got %q", truncate(key, 64))
+	}
+	if u.Version() != 7 {
+		g.NonV7.Add(1)
+	}
+	return nil
+}
+
+// finalizable: success and deterministic terminal 4xx are stored; 5xx and
+// auth failures are not, so the client may retry.
+func finalizable(status int) bool {
+	switch status {
+	case http.StatusUnauthorized, http.StatusForbidden, http.StatusRequestTimeout, 419, http.StatusTooManyRequests:
+		return false
+	}
+	return status < 500
+}
+
+func keptHeaders(h http.Header) http.Header {
+	out := http.Header{}
+	for _, k := range []string{"Content-Type", "ETag"} {
+		if v := h.Values(k); len(v) > 0 {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// recorder passes a response through while keeping a copy.
+type recorder struct {
+	http.ResponseWriter
+	status  int
+	written bool
+	body    bytes.Buffer
+}
+
+func (r *recorder) WriteHeader(code int) {
+	if !r.written {
+		r.status, r.written = code, true
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	r.written = true
+	r.body.Write(b)
+	return r.ResponseWriter.Write(b)
+}
+
+func hashOf(parts ...string) string {
+	h := sha256.New()
+	for _, p := range parts {
+		h.Write([]byte(strconv.Itoa(len(p))))
+		h.Write([]byte{':'})
+		h.Write([]byte(p))
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func randomToken() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
+}
+
+func bodyError(err error) *icerest.Error {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return icerest.Errorf(http.StatusRequestEntityTooLarge, icerest.RequestEntityTooLarge,
+			"request body exceeds %d bytes", mbe.Limit)
+	}
+	return icerest.Errorf(http.StatusBadRequest, icerest.BadRequest, "reading request body: %v", err)
+}

@@ -1,0 +1,238 @@
+package upstream_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lakegate/lakegate/cache/redistest"
+	"github.com/lakegate/lakegate/cache/replay"
+	"github.com/lakegate/lakegate/upstream"
+	"github.com/lakegate/lakegate/upstream/icerest"
+)
+
+// countingBackend answers commits with a status it is told, counting
+// every request that reaches it.
+type countingBackend struct {
+	hits   atomic.Int64
+	status atomic.Int64
+	delay  time.Duration
+}
+
+func (b *countingBackend) serve(w http.ResponseWriter, r *http.Request, _ icerest.Route) {
+	n := b.hits.Add(1)
+	time.Sleep(b.delay)
+	body, _ := io.ReadAll(r.Body)
+	status := int(b.status.Load())
+	if status == 0 {
+		status = http.StatusOK
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write([]byte(`{"applied":` + strconv.FormatInt(n, 10) + `,"echo":` + string(body) + `}`))
+}
+
+// replayServer is a tiny front door: route parsing, a fixed principal
+// from the X-Principal header, and the Replayer in front of backend.
+func replayServer(t *testing.T, store replay.Store, cfg upstream.ReplayConfig, backend *countingBackend) (*httptest.Server, *upstream.Replayer) {
+	g := upstream.NewReplayer("lake", store, cfg, nil)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rt, err := icerest.ParseRoute(r.Method, r.URL.EscapedPath(), icerest.UnitSeparator)
+		require.Nil(t, err)
+		g.Serve(w, r, rt, r.Header.Get("X-Principal"), backend.serve)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, g
+}
+
+type replayAnswer struct {
+	status   int
+	body     string
+	replayed bool
+	errType  string
+}
+
+func commit(t *testing.T, ctx context.Context, url, key, principal, body string) (replayAnswer, error) {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url+"/v1/lake/namespaces/ns/tables/t", strings.NewReader(body))
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
+	}
+	req.Header.Set("X-Principal", principal)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return replayAnswer{}, err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	a := replayAnswer{status: resp.StatusCode, body: string(b), replayed: resp.Header.Get(upstream.ReplayedHeader) == "true"}
+	if i := strings.Index(a.body, `"type":"`); i >= 0 {
+		a.errType = strings.SplitN(a.body[i+8:], `"`, 2)[0]
+	}
+	return a, nil
+}
+
+func stores(t *testing.T) map[string]func() replay.Store {
+	return map[string]func() replay.Store{
+		"memory": func() replay.Store { s := replay.NewMemory(); t.Cleanup(func() { _ = s.Close() }); return s },
+		"redis":  func() replay.Store { return replay.NewRedis(redistest.Client(t), redistest.Prefix(t)) },
+	}
+}
+
+func TestReplaySemantics(t *testing.T) {
+	ctx := context.Background()
+	for name, newStore := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Run("a retry after completion is replayed", func(t *testing.T) {
+				b := &countingBackend{}
+				srv, g := replayServer(t, newStore(), upstream.ReplayConfig{}, b)
+				key := uuid.Must(uuid.NewV7()).String()
+				first, err := commit(t, ctx, srv.URL, key, "alice", `{"updates":[]}`)
+				require.NoError(t, err)
+				second, err := commit(t, ctx, srv.URL, key, "alice", `{"updates":[]}`)
+				require.NoError(t, err)
+				assert.Equal(t, int64(1), b.hits.Load())
+				assert.Equal(t, first.status, second.status)
+				assert.Equal(t, first.body, second.body)
+				assert.False(t, first.replayed)
+				assert.True(t, second.replayed)
+				assert.Equal(t, int64(1), g.Replays.Load())
+			})
+			t.Run("same key, different body: 422", func(t *testing.T) {
+				b := &countingBackend{}
+				srv, _ := replayServer(t, newStore(), upstream.ReplayConfig{}, b)
+				key := uuid.Must(uuid.NewV7()).String()
+				_, err := commit(t, ctx, srv.URL, key, "alice", `{"updates":[]}`)
+				require.NoError(t, err)
+				a, err := commit(t, ctx, srv.URL, key, "alice", `{"updates":[{"action":"x"}]}`)
+				require.NoError(t, err)
+				assert.Equal(t, http.StatusUnprocessableEntity, a.status)
+				assert.Equal(t, icerest.UnprocessableEntity, a.errType)
+				assert.Equal(t, int64(1), b.hits.Load())
+			})
+			t.Run("malformed keys: 400, backend untouched", func(t *testing.T) {
+				b := &countingBackend{}
+				srv, g := replayServer(t, newStore(), upstream.ReplayConfig{}, b)
+				for _, key := range []string{"nope", "017F22E2-79B0-7CC3-98C4-DC0C0C07398", "{017f22e2-79b0-7cc3-98c4-dc0c0c07398f}",
+					"017f22e279b07cc398c4dc0c0c07398f", "zz7f22e2-79b0-7cc3-98c4-dc0c0c07398f"} {
+					a, err := commit(t, ctx, srv.URL, key, "alice", `{}`)
+					require.NoError(t, err)
+					assert.Equal(t, http.StatusBadRequest, a.status, key)
+					assert.Equal(t, icerest.BadRequest, a.errType, key)
+				}
+				assert.Zero(t, b.hits.Load())
+				_, err := commit(t, ctx, srv.URL, uuid.NewString(), "alice", `{}`) // v4: accepted, counted
+				require.NoError(t, err)
+				assert.Equal(t, int64(1), g.NonV7.Load())
+			})
+			t.Run("a 409 is final and replayed", func(t *testing.T) {
+				b := &countingBackend{}
+				b.status.Store(http.StatusConflict)
+				srv, _ := replayServer(t, newStore(), upstream.ReplayConfig{}, b)
+				key := uuid.Must(uuid.NewV7()).String()
+				first, _ := commit(t, ctx, srv.URL, key, "alice", `{}`)
+				b.status.Store(http.StatusOK)
+				second, _ := commit(t, ctx, srv.URL, key, "alice", `{}`)
+				assert.Equal(t, http.StatusConflict, first.status)
+				assert.Equal(t, http.StatusConflict, second.status)
+				assert.True(t, second.replayed)
+				assert.Equal(t, int64(1), b.hits.Load())
+			})
+			t.Run("a 5xx is not stored: the retry reaches the backend", func(t *testing.T) {
+				b := &countingBackend{}
+				b.status.Store(http.StatusServiceUnavailable)
+				srv, _ := replayServer(t, newStore(), upstream.ReplayConfig{}, b)
+				key := uuid.Must(uuid.NewV7()).String()
+				first, _ := commit(t, ctx, srv.URL, key, "alice", `{}`)
+				b.status.Store(http.StatusOK)
+				second, _ := commit(t, ctx, srv.URL, key, "alice", `{}`)
+				assert.Equal(t, http.StatusServiceUnavailable, first.status)
+				assert.Equal(t, http.StatusOK, second.status)
+				assert.False(t, second.replayed)
+				assert.Equal(t, int64(2), b.hits.Load())
+			})
+			t.Run("another principal's key is not replayable", func(t *testing.T) {
+				b := &countingBackend{}
+				srv, _ := replayServer(t, newStore(), upstream.ReplayConfig{}, b)
+				key := uuid.Must(uuid.NewV7()).String()
+				_, _ = commit(t, ctx, srv.URL, key, "alice", `{}`)
+				mallory, _ := commit(t, ctx, srv.URL, key, "mallory", `{}`)
+				assert.False(t, mallory.replayed)
+				assert.Equal(t, int64(2), b.hits.Load(), "mallory's request ran on its own")
+			})
+			t.Run("a killed request's lease expires and the key is usable", func(t *testing.T) {
+				b := &countingBackend{}
+				store := newStore()
+				srv, _ := replayServer(t, store, upstream.ReplayConfig{Lease: 300 * time.Millisecond, Wait: 5 * time.Second}, b)
+				key := uuid.Must(uuid.NewV7()).String()
+				// a replica that died mid-request: its claim, never finalized
+				killed := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					g := upstream.NewReplayer("lake", store, upstream.ReplayConfig{Lease: 300 * time.Millisecond}, nil)
+					rt, _ := icerest.ParseRoute(r.Method, r.URL.EscapedPath(), icerest.UnitSeparator)
+					g.Serve(w, r, rt, r.Header.Get("X-Principal"), func(http.ResponseWriter, *http.Request, icerest.Route) {
+						panic(http.ErrAbortHandler) // dies before answering, no finalize, no release
+					})
+				}))
+				defer killed.Close()
+				_, err := commit(t, ctx, killed.URL, key, "alice", `{}`)
+				require.Error(t, err)
+				a, err := commit(t, ctx, srv.URL, key, "alice", `{}`)
+				require.NoError(t, err)
+				assert.Equal(t, http.StatusOK, a.status)
+				assert.Equal(t, int64(1), b.hits.Load())
+			})
+			t.Run("the client gives up; the retry gets the committed result", func(t *testing.T) {
+				b := &countingBackend{delay: 400 * time.Millisecond}
+				srv, _ := replayServer(t, newStore(), upstream.ReplayConfig{}, b)
+				key := uuid.Must(uuid.NewV7()).String()
+				short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+				_, err := commit(t, short, srv.URL, key, "alice", `{"n":1}`)
+				cancel()
+				require.True(t, errors.Is(err, context.DeadlineExceeded), "the first client timed out: %v", err)
+				a, err := commit(t, ctx, srv.URL, key, "alice", `{"n":1}`)
+				require.NoError(t, err)
+				assert.Equal(t, http.StatusOK, a.status)
+				assert.True(t, a.replayed, "the retry waited for the first request and replayed it")
+				assert.Contains(t, a.body, `"applied":1`)
+				assert.Equal(t, int64(1), b.hits.Load(), "the commit ran once")
+			})
+			t.Run("requests without a key and reads are not guarded", func(t *testing.T) {
+				b := &countingBackend{}
+				srv, _ := replayServer(t, newStore(), upstream.ReplayConfig{}, b)
+				_, _ = commit(t, ctx, srv.URL, "", "alice", `{}`)
+				_, _ = commit(t, ctx, srv.URL, "", "alice", `{}`)
+				assert.Equal(t, int64(2), b.hits.Load())
+			})
+		})
+	}
+}
+
+// failingStore is a replay store whose backing service is down.
+type failingStore struct{ replay.Store }
+
+func (failingStore) Claim(context.Context, string, replay.Record, time.Duration) (replay.Record, bool, error) {
+	return replay.Record{}, false, replay.ErrUnavailable
+}
+
+func TestReplayStoreDownRefusesKeyedWrites(t *testing.T) {
+	b := &countingBackend{}
+	srv, _ := replayServer(t, failingStore{}, upstream.ReplayConfig{}, b)
+	a, err := commit(t, context.Background(), srv.URL, uuid.Must(uuid.NewV7()).String(), "alice", `{}`)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusServiceUnavailable, a.status)
+	assert.Equal(t, icerest.ServiceUnavailable, a.errType)
+	assert.Zero(t, b.hits.Load(), "no risk of a double apply")
+	a, err = commit(t, context.Background(), srv.URL, "", "alice", `{}`)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusOK, a.status, "requests without a key are unaffected")
+}
