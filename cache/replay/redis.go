@@ -74,7 +74,7 @@ if not ok or rec["owner"] ~= ARGV[1] then return 0 end
 `
 
 var (
-	extendScript   = redis.NewScript(ownerIs + `return redis.call("PEXPIRE", KEYS[1], ARGV[2])`)
+	extendScript = redis.NewScript(ownerIs + `return redis.call("PEXPIRE", KEYS[1], ARGV[2])`)
 	// A claim whose lease ran out with nobody retaking it is still
 	// finalized: the request did run, and its outcome must be replayed.
 	finalizeScript = redis.NewScript(`local cur = redis.call("GET", KEYS[1])
@@ -84,7 +84,7 @@ if cur then
 end
 redis.call("SET", KEYS[1], ARGV[2], "PX", ARGV[3])
 return 1`)
-	releaseScript  = redis.NewScript(ownerIs + `return redis.call("DEL", KEYS[1])`)
+	releaseScript = redis.NewScript(ownerIs + `return redis.call("DEL", KEYS[1])`)
 )
 
 // Extend implements Store.
