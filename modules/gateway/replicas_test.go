@@ -1,0 +1,190 @@
+package gateway_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lakegate/lakegate/cache/redistest"
+	"github.com/lakegate/lakegate/upstream"
+	"github.com/lakegate/lakegate/upstream/embedded"
+	"github.com/lakegate/lakegate/upstream/embedded/embeddedtest"
+)
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// lakegateBinary builds the real lakegate binary once per test run:
+// replicas are separate processes, as in production.
+func lakegateBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "lakegate-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "lakegate")
+		cmd := exec.Command("go", "build", "-o", binPath, "./caddy")
+		cmd.Dir = "../.."
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	require.NoError(t, buildErr)
+	return binPath
+}
+
+// replica runs one lakegate process with the given lakegate app config
+// and returns its base URL.
+func replica(t *testing.T, app map[string]any) string {
+	t.Helper()
+	addr := freeAddr(t)
+	cfg, err := json.Marshal(map[string]any{
+		"admin":   map[string]any{"disabled": true},
+		"logging": map[string]any{"logs": map[string]any{"default": map[string]any{"level": "ERROR"}}},
+		"apps": map[string]any{
+			"lakegate": app,
+			"http": map[string]any{"servers": map[string]any{"lakegate": map[string]any{
+				"listen":          []string{addr},
+				"routes":          []any{map[string]any{"handle": []any{map[string]any{"handler": "lakegate_iceberg"}}}},
+				"automatic_https": map[string]any{"disable": true},
+			}}},
+		},
+	})
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "config.json")
+	require.NoError(t, os.WriteFile(path, cfg, 0o600))
+	cmd := exec.Command(lakegateBinary(t), "run", "--config", path)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("replica %s stderr:\n%s", addr, stderr.String())
+		}
+	})
+	require.Eventually(t, func() bool {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	}, 20*time.Second, 20*time.Millisecond, "replica did not start: %s", stderr.String())
+	return "http://" + addr
+}
+
+// countCommits counts table commits (POST .../tables/{t}) that reach h.
+func countCommits(h http.Handler, n *atomic.Int64) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := r.URL.Path
+		if r.Method == http.MethodPost && strings.Contains(p, "/tables/") && !strings.HasSuffix(p, "/metrics") {
+			n.Add(1)
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+func post(t *testing.T, url, key, body string) (int, string, http.Header) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(b), resp.Header
+}
+
+// Two gateway processes share one Redis: 50 identical commits with one
+// Idempotency-Key, spread across both, reach the backend exactly once and
+// every client gets the same status and body.
+func TestReplayAcrossReplicas(t *testing.T) {
+	cat, err := embedded.Open(context.Background(), embeddedtest.Config(t, embedded.SQLite), nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cat.Close() })
+	var commits atomic.Int64
+	backend := newLoopbackServer(t, countCommits(cat, &commits))
+
+	app := map[string]any{
+		"redis":    redistest.URL(t),
+		"catalogs": []any{map[string]any{"name": "lake", "remote": map[string]any{"url": backend}, "idempotency": map[string]any{}}},
+	}
+	replicas := []string{replica(t, app), replica(t, app)}
+
+	status, body, _ := post(t, replicas[0]+"/v1/lake/namespaces", "", `{"namespace":["ns"]}`)
+	require.Equal(t, http.StatusOK, status, body)
+	status, body, _ = post(t, replicas[0]+"/v1/lake/namespaces/ns/tables", "",
+		`{"name":"t","schema":{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","type":"long","required":true}]}}`)
+	require.Equal(t, http.StatusOK, status, body)
+
+	resp, err := http.Get(replicas[1] + "/v1/config?warehouse=lake")
+	require.NoError(t, err)
+	var cfg map[string]any
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&cfg))
+	resp.Body.Close()
+	assert.Equal(t, "PT30M", cfg["idempotency-key-lifetime"])
+
+	key := uuid.Must(uuid.NewV7()).String()
+	commitBody := `{"requirements":[],"updates":[{"action":"set-properties","updates":{"owner":"replay-test"}}]}`
+	type result struct {
+		status int
+		body   string
+	}
+	results := make([]result, 50)
+	var wg sync.WaitGroup
+	for i := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s, b, _ := post(t, replicas[i%2]+"/v1/lake/namespaces/ns/tables/t", key, commitBody)
+			results[i] = result{s, b}
+		}()
+	}
+	wg.Wait()
+
+	assert.Equal(t, int64(1), commits.Load(), "the commit reached the backend exactly once")
+	for i, r := range results {
+		assert.Equal(t, http.StatusOK, r.status, "client %d", i)
+		assert.Equal(t, results[0].body, r.body, "client %d got a different body", i)
+	}
+	_, _, h := post(t, replicas[1]+"/v1/lake/namespaces/ns/tables/t", key, commitBody)
+	assert.Equal(t, "true", h.Get(upstream.ReplayedHeader))
+}
+
+// newLoopbackServer serves h on a loopback port until the test ends.
+func newLoopbackServer(t *testing.T, h http.Handler) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := &http.Server{Handler: h}
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return "http://" + l.Addr().String()
+}
