@@ -17,12 +17,6 @@ import (
 	"github.com/lakegate/lakegate/upstream/icerest"
 )
 
-// notYet answers operations that are not implemented. Views no longer use
-// it; it stays here because plan.go (owned elsewhere) still does.
-func notYet(http.ResponseWriter, *http.Request, icerest.Route) error {
-	return icerest.Errorf(http.StatusNotAcceptable, icerest.UnsupportedOperation, "not implemented yet")
-}
-
 // createViewRequest is the spec's CreateViewRequest.
 type createViewRequest struct {
 	Name        string             `json:"name"`
