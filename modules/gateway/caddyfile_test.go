@@ -184,3 +184,108 @@ func TestAdaptRejectsBadOptions(t *testing.T) {
 		})
 	}
 }
+
+func TestAdaptRemoteAndReplayOptions(t *testing.T) {
+	out := adapt(t, []byte(`{
+	lakegate {
+		redis redis://127.0.0.1:6379/0
+		catalog r {
+			max_request_body 1MiB
+			idempotency {
+				lifetime 1h
+				lease 20s
+				wait 5s
+			}
+			remote https://polaris.example/api/catalog {
+				warehouse prod
+				prefix p
+				auth oauth2 {
+					token_url https://idp.example/token
+					client_id id
+					client_secret sec
+					scope PRINCIPAL_ROLE:ALL
+				}
+				tls {
+					insecure_skip_verify
+					ca_file /etc/ca.pem
+				}
+				connect_timeout 2s
+				response_header_timeout 20s
+				config_ttl 1m
+				breaker {
+					failures 3
+					timeout 4s
+				}
+			}
+		}
+		catalog g {
+			remote https://glue.us-east-1.amazonaws.com/iceberg {
+				auth sigv4 {
+					region us-east-1
+					service glue
+					access_key_id AKID
+					secret_access_key SECRET
+					session_token TOKEN
+				}
+			}
+		}
+		catalog b {
+			remote http://127.0.0.1:9 {
+				auth bearer tok
+			}
+		}
+		catalog p {
+			remote http://127.0.0.1:9 {
+				auth passthrough
+			}
+		}
+	}
+}
+:8080 {
+	lakegate_iceberg
+}`))
+	var cfg struct {
+		Apps map[string]json.RawMessage `json:"apps"`
+	}
+	require.NoError(t, json.Unmarshal(out, &cfg))
+	assert.JSONEq(t, `{
+		"redis": "redis://127.0.0.1:6379/0",
+		"catalogs": [
+			{"name": "r", "max_request_body": 1048576,
+			 "idempotency": {"lifetime": 3600000000000, "lease": 20000000000, "wait": 5000000000},
+			 "remote": {"url": "https://polaris.example/api/catalog", "warehouse": "prod", "prefix": "p",
+				"auth": {"mode": "oauth2", "token_url": "https://idp.example/token", "client_id": "id",
+					"client_secret": "sec", "scope": "PRINCIPAL_ROLE:ALL"},
+				"tls": {"insecure_skip_verify": true, "ca_file": "/etc/ca.pem"},
+				"connect_timeout": 2000000000, "response_header_timeout": 20000000000, "config_ttl": 60000000000,
+				"breaker": {"failures": 3, "timeout": 4000000000}}},
+			{"name": "g", "remote": {"url": "https://glue.us-east-1.amazonaws.com/iceberg",
+				"auth": {"mode": "sigv4", "region": "us-east-1", "service": "glue", "access_key_id": "AKID",
+					"secret_access_key": "SECRET", "session_token": "TOKEN"}}},
+			{"name": "b", "remote": {"url": "http://127.0.0.1:9", "auth": {"mode": "bearer", "token": "tok"}}},
+			{"name": "p", "remote": {"url": "http://127.0.0.1:9", "auth": {"mode": "passthrough"}}}
+		]
+	}`, string(cfg.Apps["lakegate"]))
+}
+
+func TestAdaptRejectsBadRemoteOptions(t *testing.T) {
+	for name, body := range map[string]string{
+		"unknown remote option":  `remote http://x { colour blue }`,
+		"remote without url":     `remote { auth none }`,
+		"unknown auth mode":      `remote http://x { auth magic }`,
+		"bearer without token":   `remote http://x { auth bearer }`,
+		"unknown oauth2 option":  "remote http://x {\n auth oauth2 {\n colour blue\n }\n }",
+		"bad timeout":            `remote http://x { connect_timeout soon }`,
+		"zero breaker failures":  "remote http://x {\n breaker {\n failures 0\n }\n }",
+		"bad max_request_body":   `max_request_body lots`,
+		"unknown idempotency":    "idempotency {\n colour blue\n }",
+		"bad idempotency lease":  "idempotency {\n lease forever\n }",
+		"tls flag with argument": "remote http://x {\n tls {\n insecure_skip_verify yes\n }\n }",
+	} {
+		t.Run(name, func(t *testing.T) {
+			cf := "{\n lakegate {\n catalog a {\n " + body + "\n }\n }\n}"
+			_, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(cf), nil)
+			assert.Error(t, err)
+		})
+	}
+}
