@@ -105,11 +105,24 @@ func newTransport(cfg RemoteConfig) (*http.Transport, error) {
 	}, nil
 }
 
-// Config fetches the backend's /v1/config, cached for the config TTL.
-func (b *Remote) Config(ctx context.Context) (*CatalogConfig, error) { return b.config(ctx, "") }
+type clientAuthzKey struct{}
 
-// config is Config; authz, when set, is the client's Authorization, sent
-// with the fetch (passthrough: the backend knows only the clients).
+// WithClientAuthorization carries the client's Authorization header to
+// Config, which sends it to the backend in passthrough mode only (the
+// backend then knows only the clients).
+func WithClientAuthorization(ctx context.Context, authz string) context.Context {
+	return context.WithValue(ctx, clientAuthzKey{}, authz)
+}
+
+// Config fetches the backend's /v1/config, cached for the config TTL.
+func (b *Remote) Config(ctx context.Context) (*CatalogConfig, error) {
+	authz := ""
+	if b.cfg.Auth.Mode == AuthPassthrough {
+		authz, _ = ctx.Value(clientAuthzKey{}).(string)
+	}
+	return b.config(ctx, authz)
+}
+
 func (b *Remote) config(ctx context.Context, authz string) (*CatalogConfig, error) {
 	b.cfgMu.Lock()
 	defer b.cfgMu.Unlock()
@@ -157,11 +170,7 @@ func (b *Remote) config(ctx context.Context, authz string) (*CatalogConfig, erro
 
 // Serve proxies one request to the backend.
 func (b *Remote) Serve(w http.ResponseWriter, r *http.Request, rt icerest.Route) {
-	authz := ""
-	if b.cfg.Auth.Mode == AuthPassthrough {
-		authz = r.Header.Get("Authorization")
-	}
-	cc, err := b.config(r.Context(), authz)
+	cc, err := b.Config(WithClientAuthorization(r.Context(), r.Header.Get("Authorization")))
 	if err != nil {
 		// The request itself never left: a failed write is definite.
 		WriteError(w, r, err, icerest.OpGetConfig)

@@ -61,7 +61,7 @@ func (h *IcebergHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next 
 		icerest.WriteError(w, r, rerr)
 		return nil
 	}
-	cc, err := cat.pipeline.Config(r.Context())
+	cc, err := cat.pipeline.Config(upstream.WithClientAuthorization(r.Context(), r.Header.Get("Authorization")))
 	if err != nil {
 		upstream.WriteError(w, r, err, icerest.OpGetConfig)
 		return nil
