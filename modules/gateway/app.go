@@ -9,6 +9,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"go.uber.org/zap"
 
+	"github.com/lakegate/lakegate/cache"
 	"github.com/lakegate/lakegate/cache/replay"
 	"github.com/lakegate/lakegate/upstream"
 	"github.com/lakegate/lakegate/upstream/embedded"
@@ -30,11 +31,14 @@ type App struct {
 	// Redis is the URL of the Redis that replicas share state through
 	// (Idempotency-Key replay); empty keeps state in process memory.
 	Redis string `json:"redis,omitempty"`
+	// CacheLimits bounds the in-process LoadTable cache (L1).
+	CacheLimits *CacheLimits `json:"cache,omitempty"`
 
 	backends   map[string]*catalogState
 	poolKeys   []string
 	sharedKeys []string
 	replay     replay.Store
+	cache      *cache.Cache
 	log        *zap.Logger
 }
 
@@ -52,6 +56,14 @@ type CatalogConfig struct {
 	// Idempotency turns on Idempotency-Key replay for the catalog's
 	// mutations, whatever the backend supports.
 	Idempotency *upstream.ReplayConfig `json:"idempotency,omitempty"`
+	// Cache turns on the LoadTable cache for the catalog.
+	Cache *upstream.CacheConfig `json:"cache,omitempty"`
+}
+
+// CacheLimits bounds L1, the in-process part of the LoadTable cache.
+type CacheLimits struct {
+	MaxEntries int   `json:"max_entries,omitempty"`
+	MaxBytes   int64 `json:"max_bytes,omitempty"`
 }
 
 // catalogState is a provisioned catalog.
@@ -94,6 +106,13 @@ func (a *App) Provision(ctx caddy.Context) error {
 				return err
 			}
 			p.Replayer = upstream.NewReplayer(cc.Name, store, *cc.Idempotency, a.log.Named("replay"))
+		}
+		if cc.Cache != nil {
+			c, err := a.sharedCache()
+			if err != nil {
+				return err
+			}
+			p.Cache = &upstream.TableCache{Cache: c, Config: *cc.Cache, Catalog: cc.Name}
 		}
 		a.backends[cc.Name] = &catalogState{cfg: cc, pipeline: p}
 	}

@@ -25,8 +25,10 @@ func init() {
 //	lakegate {
 //		default_catalog <name>
 //		redis <url>
+//		cache { max_entries <n>; max_bytes <size> }
 //		catalog <name> {
 //			idempotency { lifetime <d>; lease <d>; wait <d> }
+//			cache { max_age <d>; stale_if_error <d> }
 //		}
 //		catalog <name> {
 //			max_request_body <size>
@@ -75,6 +77,12 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if d.NextArg() {
 				a.Redis = d.Val()
 			}
+		case "cache":
+			limits, err := parseCacheLimits(d)
+			if err != nil {
+				return err
+			}
+			a.CacheLimits = limits
 		case "catalog":
 			cc, err := parseCatalog(d)
 			if err != nil {
@@ -108,6 +116,12 @@ func parseCatalog(d *caddyfile.Dispenser) (CatalogConfig, error) {
 				return cc, err
 			}
 			cc.Remote = cfg
+		case "cache":
+			cfg, err := parseCatalogCache(d)
+			if err != nil {
+				return cc, err
+			}
+			cc.Cache = cfg
 		case "idempotency":
 			cfg, err := parseIdempotency(d)
 			if err != nil {
@@ -220,6 +234,58 @@ func parseIdempotency(d *caddyfile.Dispenser) (*upstream.ReplayConfig, error) {
 			dst = &cfg.Wait
 		default:
 			return nil, d.Errf("unknown idempotency option %q", d.Val())
+		}
+		if err := durationArg(d, dst); err != nil {
+			return nil, err
+		}
+	}
+	return cfg, nil
+}
+
+// parseCacheLimits parses the app's `cache { max_entries <n>; max_bytes <size> }`.
+func parseCacheLimits(d *caddyfile.Dispenser) (*CacheLimits, error) {
+	limits := new(CacheLimits)
+	if err := noMoreArgs(d); err != nil {
+		return nil, err
+	}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		var s string
+		switch opt := d.Val(); opt {
+		case "max_entries":
+			if err := intArg(d, &limits.MaxEntries); err != nil {
+				return nil, err
+			}
+		case "max_bytes":
+			if err := oneArg(d, &s); err != nil {
+				return nil, err
+			}
+			n, err := humanize.ParseBytes(s)
+			if err != nil {
+				return nil, d.Errf("max_bytes: invalid size %q", s)
+			}
+			limits.MaxBytes = int64(n)
+		default:
+			return nil, d.Errf("unknown cache option %q", opt)
+		}
+	}
+	return limits, nil
+}
+
+// parseCatalogCache parses a catalog's `cache { max_age <d>; stale_if_error <d> }`.
+func parseCatalogCache(d *caddyfile.Dispenser) (*upstream.CacheConfig, error) {
+	cfg := new(upstream.CacheConfig)
+	if err := noMoreArgs(d); err != nil {
+		return nil, err
+	}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		var dst *time.Duration
+		switch d.Val() {
+		case "max_age":
+			dst = &cfg.MaxAge
+		case "stale_if_error":
+			dst = &cfg.StaleIfError
+		default:
+			return nil, d.Errf("unknown catalog cache option %q", d.Val())
 		}
 		if err := durationArg(d, dst); err != nil {
 			return nil, err

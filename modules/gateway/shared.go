@@ -7,6 +7,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lakegate/lakegate/cache"
 	"github.com/lakegate/lakegate/cache/replay"
 )
 
@@ -61,4 +62,51 @@ func (a *App) replayStore() (replay.Store, string, error) {
 		return nil, "", err
 	}
 	return v.(pooledReplay).Store, "replay|memory", nil
+}
+
+// pooledCache holds its own reference to the Redis client it uses.
+type pooledCache struct {
+	*cache.Cache
+	redisKey string
+}
+
+func (p pooledCache) Destruct() error {
+	err := p.Close()
+	if p.redisKey != "" {
+		_, _ = sharedPool.Delete(p.redisKey)
+	}
+	return err
+}
+
+// sharedCache opens the app's LoadTable cache once: L1 in memory, L2 and
+// the invalidation bus in Redis when configured. It lives in the pool so
+// a config reload keeps what is cached.
+func (a *App) sharedCache() (*cache.Cache, error) {
+	if a.cache != nil {
+		return a.cache, nil
+	}
+	var limits CacheLimits
+	if a.CacheLimits != nil {
+		limits = *a.CacheLimits
+	}
+	key := fmt.Sprintf("cache|%s|%d|%d", a.Redis, limits.MaxEntries, limits.MaxBytes)
+	v, _, err := sharedPool.LoadOrNew(key, func() (caddy.Destructor, error) {
+		var rdb redis.UniversalClient
+		redisKey := ""
+		if a.Redis != "" {
+			client, err := redisClient(a.Redis)
+			if err != nil {
+				return nil, err
+			}
+			rdb, redisKey = client, "redis|"+a.Redis
+		}
+		c, err := cache.New(cache.Config{MaxEntries: limits.MaxEntries, MaxBytes: limits.MaxBytes}, rdb, a.log.Named("cache"))
+		return pooledCache{c, redisKey}, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	a.cache = v.(pooledCache).Cache
+	a.sharedKeys = append(a.sharedKeys, key)
+	return a.cache, nil
 }

@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
-	"strings"
 
 	"github.com/lakegate/lakegate/upstream/icerest"
 )
@@ -26,7 +25,7 @@ func (c *Catalog) getConfig(w http.ResponseWriter, r *http.Request, _ icerest.Ro
 	// root is an internal location, and secrets never leave.
 	defaults := map[string]string{}
 	for k, v := range c.cfg.Properties {
-		if !isSecretProperty(k) {
+		if !icerest.IsSecretConfigKey(k) {
 			defaults[k] = v
 		}
 	}
@@ -46,16 +45,4 @@ func (c *Catalog) getConfig(w http.ResponseWriter, r *http.Request, _ icerest.Ro
 		Endpoints: endpoints,
 	})
 	return nil
-}
-
-// isSecretProperty tells catalog properties that must never be sent to
-// clients (storage keys, tokens, passwords).
-func isSecretProperty(k string) bool {
-	k = strings.ToLower(k)
-	for _, s := range []string{"secret", "token", "password", "access-key-id", "session"} {
-		if strings.Contains(k, s) {
-			return true
-		}
-	}
-	return false
 }

@@ -259,7 +259,7 @@ func (c *Catalog) writeTable(w http.ResponseWriter, r *http.Request, loc string,
 	if loc != "" {
 		etag := tableETag(loc, mode)
 		w.Header().Set("ETag", etag)
-		if inm := r.Header.Get("If-None-Match"); inm != "" && etagMatches(inm, etag) {
+		if inm := r.Header.Get("If-None-Match"); inm != "" && icerest.ETagMatches(inm, etag) {
 			w.WriteHeader(http.StatusNotModified)
 			return nil
 		}
@@ -277,18 +277,6 @@ func (c *Catalog) writeTable(w http.ResponseWriter, r *http.Request, loc string,
 func tableETag(loc, mode string) string {
 	sum := sha256.Sum256([]byte(loc + "\x00snapshots=" + mode))
 	return `W/"` + hex.EncodeToString(sum[:16]) + `"`
-}
-
-// etagMatches implements If-None-Match's weak comparison over a list.
-func etagMatches(header, etag string) bool {
-	want := strings.TrimPrefix(etag, "W/")
-	for _, t := range strings.Split(header, ",") {
-		t = strings.TrimSpace(t)
-		if t == "*" || strings.TrimPrefix(t, "W/") == want {
-			return true
-		}
-	}
-	return false
 }
 
 // onlyReferencedSnapshots keeps just the snapshots that a branch or tag

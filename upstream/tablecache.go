@@ -1,0 +1,253 @@
+package upstream
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/lakegate/lakegate/cache"
+	"github.com/lakegate/lakegate/upstream/icerest"
+)
+
+// CacheConfig tunes a catalog's LoadTable cache.
+type CacheConfig struct {
+	// MaxAge is how long a cached table is served without asking the
+	// backend; 0 revalidates every load (cheaply, with If-None-Match, when
+	// the backend gives ETags).
+	MaxAge time.Duration `json:"max_age,omitempty"`
+	// StaleIfError is how long past MaxAge a metadata-only copy may still
+	// be served while the backend fails (0: never).
+	StaleIfError time.Duration `json:"stale_if_error,omitempty"`
+}
+
+// CacheHeader tells how a LoadTable was answered (hit-l1, hit-l2,
+// revalidated, miss, stale).
+const CacheHeader = "Lakegate-Cache"
+
+// TableCache answers LoadTable from cache.Cache and evicts tables that
+// writes through the gateway change.
+type TableCache struct {
+	Cache   *cache.Cache
+	Config  CacheConfig
+	Catalog string
+}
+
+// Serve runs the cache layer for one request.
+func (tc *TableCache) Serve(w http.ResponseWriter, r *http.Request, rt icerest.Route, principal string, next Handler) {
+	switch {
+	case rt.Operation == icerest.OpLoadTable:
+		tc.load(w, r, rt, principal, next)
+	case icerest.IsMutation(rt.Operation):
+		tc.write(w, r, rt, next)
+	default:
+		next(w, r, rt)
+	}
+}
+
+// variant is what, besides the table, selects one cached representation.
+func variant(r *http.Request) string {
+	q := r.URL.Query()
+	mode := q.Get("snapshots")
+	if mode == "" {
+		mode = "all"
+	}
+	q.Del("snapshots")
+	deleg := strings.Split(r.Header.Get("X-Iceberg-Access-Delegation"), ",")
+	for i := range deleg {
+		deleg[i] = strings.TrimSpace(deleg[i])
+	}
+	sort.Strings(deleg)
+	return "snapshots=" + mode + "|delegation=" + strings.Join(deleg, ",") + "|" + q.Encode()
+}
+
+func (tc *TableCache) load(w http.ResponseWriter, r *http.Request, rt icerest.Route, principal string, next Handler) {
+	ctx := r.Context()
+	table := cache.TableKey(tc.Catalog, rt.Namespace, rt.Table)
+	shared := variant(r)
+	private := shared + "|principal=" + principal
+	e, level := tc.Cache.Get(ctx, table, private)
+	if e == nil {
+		e, level = tc.Cache.Get(ctx, table, shared)
+	}
+	if e != nil && time.Since(e.Stored) < tc.Config.MaxAge {
+		tc.Cache.Count(level)
+		tc.answer(w, r, e, shared, levelName(level))
+		return
+	}
+	tc.Cache.Count(cache.Miss)
+	out := r.Clone(ctx)
+	out.Header.Del("If-None-Match") // the client's tag is the gateway's, answered below
+	if e != nil && e.BackendETag != "" {
+		tc.Cache.CountRevalidation()
+		out.Header.Set("If-None-Match", e.BackendETag)
+	}
+	rec := capture(next, out, rt)
+	switch {
+	case rec.status == http.StatusNotModified && e != nil:
+		fresh := *e
+		fresh.Stored = time.Now()
+		tc.store(r, table, shared, private, &fresh)
+		tc.answer(w, r, &fresh, shared, "revalidated")
+	case rec.status == http.StatusOK:
+		fresh := newEntry(rec)
+		tc.store(r, table, shared, private, fresh)
+		tc.answer(w, r, fresh, shared, "miss")
+	case rec.status >= 500 && e != nil && !e.Credentials &&
+		time.Since(e.Stored) < tc.Config.MaxAge+tc.Config.StaleIfError:
+		tc.Cache.CountStale()
+		w.Header().Set("Warning", `110 lakegate "Response is Stale"`)
+		tc.answer(w, r, e, shared, "stale")
+	default:
+		rec.writeTo(w)
+	}
+}
+
+func (tc *TableCache) store(r *http.Request, table, shared, private string, e *cache.Entry) {
+	key := shared
+	if e.Credentials {
+		key = private // one principal's credentials are never served to another
+	}
+	tc.Cache.Put(r.Context(), table, key, e)
+}
+
+// answer serves an entry with the gateway's ETag, or 304 when the client
+// already holds it.
+func (tc *TableCache) answer(w http.ResponseWriter, r *http.Request, e *cache.Entry, variant, how string) {
+	etag := gatewayETag(e.MetadataLocation, variant)
+	h := w.Header()
+	h.Set("ETag", etag)
+	h.Set(CacheHeader, how)
+	if inm := r.Header.Get("If-None-Match"); inm != "" && icerest.ETagMatches(inm, etag) {
+		tc.Cache.CountNotModified()
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	h.Set("Content-Type", e.ContentType)
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(e.Body)
+}
+
+// gatewayETag is lakegate's own weak ETag for one representation of one
+// metadata version, whether or not the backend gives ETags.
+func gatewayETag(metadataLocation, variant string) string {
+	sum := sha256.Sum256([]byte(metadataLocation + "\x00" + variant))
+	return `W/"` + hex.EncodeToString(sum[:16]) + `"`
+}
+
+// newEntry reads what the cache needs from a LoadTable response.
+func newEntry(rec *captured) *cache.Entry {
+	var doc struct {
+		MetadataLocation   string            `json:"metadata-location"`
+		Config             map[string]string `json:"config"`
+		StorageCredentials []json.RawMessage `json:"storage-credentials"`
+	}
+	_ = json.Unmarshal(rec.body.Bytes(), &doc)
+	creds := len(doc.StorageCredentials) > 0
+	for k := range doc.Config {
+		creds = creds || icerest.IsSecretConfigKey(k)
+	}
+	return &cache.Entry{
+		Body: bytes.Clone(rec.body.Bytes()), ContentType: rec.header.Get("Content-Type"),
+		MetadataLocation: doc.MetadataLocation, BackendETag: rec.header.Get("ETag"),
+		Credentials: creds, Stored: time.Now(),
+	}
+}
+
+func levelName(l cache.Level) string {
+	if l == cache.L2 {
+		return "hit-l2"
+	}
+	return "hit-l1"
+}
+
+// write runs a mutation, then evicts what it may have changed before the
+// client sees the answer, so no later read through any replica is stale.
+func (tc *TableCache) write(w http.ResponseWriter, r *http.Request, rt icerest.Route, next Handler) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		icerest.WriteError(w, r, bodyError(err))
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	rec := capture(next, r, rt)
+	for _, prefix := range tc.affected(rt, body) {
+		tc.Cache.Invalidate(r.Context(), prefix)
+	}
+	rec.writeTo(w)
+}
+
+// affected lists the cache keys (tables, or namespace prefixes) a write
+// may change.
+func (tc *TableCache) affected(rt icerest.Route, body []byte) []string {
+	switch rt.Operation {
+	case icerest.OpUpdateTable, icerest.OpDropTable:
+		return []string{cache.TableKey(tc.Catalog, rt.Namespace, rt.Table)}
+	case icerest.OpCreateTable, icerest.OpRegisterTable, icerest.OpDropNamespace:
+		return []string{cache.NamespacePrefix(tc.Catalog, rt.Namespace)}
+	case icerest.OpRenameTable:
+		var req struct {
+			Source, Destination struct {
+				Namespace []string `json:"namespace"`
+				Name      string   `json:"name"`
+			}
+		}
+		if json.Unmarshal(body, &req) == nil {
+			return []string{
+				cache.TableKey(tc.Catalog, req.Source.Namespace, req.Source.Name),
+				cache.TableKey(tc.Catalog, req.Destination.Namespace, req.Destination.Name),
+			}
+		}
+	case icerest.OpCommitTransaction:
+		var req struct {
+			TableChanges []struct {
+				Identifier struct {
+					Namespace []string `json:"namespace"`
+					Name      string   `json:"name"`
+				} `json:"identifier"`
+			} `json:"table-changes"`
+		}
+		if json.Unmarshal(body, &req) == nil {
+			keys := make([]string, 0, len(req.TableChanges))
+			for _, c := range req.TableChanges {
+				keys = append(keys, cache.TableKey(tc.Catalog, c.Identifier.Namespace, c.Identifier.Name))
+			}
+			return keys
+		}
+	default:
+		return nil // namespace and view writes leave cached tables valid
+	}
+	return []string{cache.CatalogPrefix(tc.Catalog)} // unparseable body: be safe
+}
+
+// captured is a response held back from the client.
+type captured struct {
+	status int
+	header http.Header
+	body   bytes.Buffer
+}
+
+func capture(next Handler, r *http.Request, rt icerest.Route) *captured {
+	rec := &captured{status: http.StatusOK, header: http.Header{}}
+	next(captureWriter{rec}, r, rt)
+	return rec
+}
+
+func (c *captured) writeTo(w http.ResponseWriter) {
+	for k, v := range c.header {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(c.status)
+	_, _ = w.Write(c.body.Bytes())
+}
+
+type captureWriter struct{ c *captured }
+
+func (w captureWriter) Header() http.Header         { return w.c.header }
+func (w captureWriter) Write(b []byte) (int, error) { return w.c.body.Write(b) }
+func (w captureWriter) WriteHeader(code int)        { w.c.status = code }
