@@ -87,24 +87,24 @@ func (tc *TableCache) load(w http.ResponseWriter, r *http.Request, rt icerest.Ro
 		tc.Cache.CountRevalidation()
 		out.Header.Set("If-None-Match", e.BackendETag)
 	}
-	rec := capture(next, out, rt)
+	rec := Capture(next, out, rt)
 	switch {
-	case rec.status == http.StatusNotModified && e != nil:
+	case rec.Status == http.StatusNotModified && e != nil:
 		fresh := *e
 		fresh.Stored = time.Now()
 		tc.store(r, table, shared, private, &fresh)
 		tc.answer(w, r, &fresh, shared, "revalidated")
-	case rec.status == http.StatusOK:
+	case rec.Status == http.StatusOK:
 		fresh := newEntry(rec)
 		tc.store(r, table, shared, private, fresh)
 		tc.answer(w, r, fresh, shared, "miss")
-	case rec.status >= 500 && e != nil && !e.Credentials &&
+	case rec.Status >= 500 && e != nil && !e.Credentials &&
 		time.Since(e.Stored) < tc.Config.MaxAge+tc.Config.StaleIfError:
 		tc.Cache.CountStale()
 		w.Header().Set("Warning", `110 lakegate "Response is Stale"`)
 		tc.answer(w, r, e, shared, "stale")
 	default:
-		rec.writeTo(w)
+		rec.WriteTo(w)
 	}
 }
 
@@ -141,20 +141,20 @@ func gatewayETag(metadataLocation, variant string) string {
 }
 
 // newEntry reads what the cache needs from a LoadTable response.
-func newEntry(rec *captured) *cache.Entry {
+func newEntry(rec *Captured) *cache.Entry {
 	var doc struct {
 		MetadataLocation   string            `json:"metadata-location"`
 		Config             map[string]string `json:"config"`
 		StorageCredentials []json.RawMessage `json:"storage-credentials"`
 	}
-	_ = json.Unmarshal(rec.body.Bytes(), &doc)
+	_ = json.Unmarshal(rec.Body.Bytes(), &doc)
 	creds := len(doc.StorageCredentials) > 0
 	for k := range doc.Config {
 		creds = creds || icerest.IsSecretConfigKey(k)
 	}
 	return &cache.Entry{
-		Body: bytes.Clone(rec.body.Bytes()), ContentType: rec.header.Get("Content-Type"),
-		MetadataLocation: doc.MetadataLocation, BackendETag: rec.header.Get("ETag"),
+		Body: bytes.Clone(rec.Body.Bytes()), ContentType: rec.Header.Get("Content-Type"),
+		MetadataLocation: doc.MetadataLocation, BackendETag: rec.Header.Get("ETag"),
 		Credentials: creds, Stored: time.Now(),
 	}
 }
@@ -175,11 +175,11 @@ func (tc *TableCache) write(w http.ResponseWriter, r *http.Request, rt icerest.R
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	rec := capture(next, r, rt)
+	rec := Capture(next, r, rt)
 	for _, prefix := range tc.affected(rt, body) {
 		tc.Cache.Invalidate(r.Context(), prefix)
 	}
-	rec.writeTo(w)
+	rec.WriteTo(w)
 }
 
 // affected lists the cache keys (tables, or namespace prefixes) a write
@@ -225,29 +225,32 @@ func (tc *TableCache) affected(rt icerest.Route, body []byte) []string {
 	return []string{cache.CatalogPrefix(tc.Catalog)} // unparseable body: be safe
 }
 
-// captured is a response held back from the client.
-type captured struct {
-	status int
-	header http.Header
-	body   bytes.Buffer
+// Captured is a response held back from the client, to be inspected or
+// rewritten before it is sent.
+type Captured struct {
+	Status int
+	Header http.Header
+	Body   bytes.Buffer
 }
 
-func capture(next Handler, r *http.Request, rt icerest.Route) *captured {
-	rec := &captured{status: http.StatusOK, header: http.Header{}}
+// Capture runs next and holds its response.
+func Capture(next Handler, r *http.Request, rt icerest.Route) *Captured {
+	rec := &Captured{Status: http.StatusOK, Header: http.Header{}}
 	next(captureWriter{rec}, r, rt)
 	return rec
 }
 
-func (c *captured) writeTo(w http.ResponseWriter) {
-	for k, v := range c.header {
+// WriteTo sends the held response.
+func (c *Captured) WriteTo(w http.ResponseWriter) {
+	for k, v := range c.Header {
 		w.Header()[k] = v
 	}
-	w.WriteHeader(c.status)
-	_, _ = w.Write(c.body.Bytes())
+	w.WriteHeader(c.Status)
+	_, _ = w.Write(c.Body.Bytes())
 }
 
-type captureWriter struct{ c *captured }
+type captureWriter struct{ c *Captured }
 
-func (w captureWriter) Header() http.Header         { return w.c.header }
-func (w captureWriter) Write(b []byte) (int, error) { return w.c.body.Write(b) }
-func (w captureWriter) WriteHeader(code int)        { w.c.status = code }
+func (w captureWriter) Header() http.Header         { return w.c.Header }
+func (w captureWriter) Write(b []byte) (int, error) { return w.c.Body.Write(b) }
+func (w captureWriter) WriteHeader(code int)        { w.c.Status = code }
