@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -26,6 +25,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lakegate/lakegate/upstream/embedded"
+	"github.com/lakegate/lakegate/upstream/embedded/embeddedtest"
 )
 
 // planFixture is a partitioned v2 table written through iceberg-go's REST
@@ -56,13 +56,8 @@ var (
 func newPlanFixture(tb testing.TB, props map[string]string) *planFixture {
 	tb.Helper()
 	ctx := context.Background()
-	dir := tb.TempDir()
-	cfg := embedded.Config{
-		Name:       fmt.Sprintf("plan%d_%d", time.Now().UnixNano()%1e9, catalogSeq.Add(1)),
-		Warehouse:  filepath.Join(dir, "warehouse"),
-		DSN:        filepath.Join(dir, "catalog.db"),
-		Properties: props,
-	}
+	cfg := embeddedtest.Config(tb, embedded.SQLite)
+	cfg.Properties = props
 	cat, err := embedded.Open(ctx, cfg, nil)
 	require.NoError(tb, err)
 	f := &planFixture{ctx: ctx, cat: cat, name: cfg.Name}

@@ -3,70 +3,14 @@ package embedded_test
 import (
 	"context"
 	"errors"
-	"fmt"
-	"sort"
 	"sync"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog/rest"
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-var eventSchema = iceberg.NewSchema(0,
-	iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
-	iceberg.NestedField{ID: 2, Name: "msg", Type: iceberg.PrimitiveTypes.String},
-)
-
-type row struct {
-	id  int64
-	msg string
-}
-
-// batch builds an Arrow table of rows ids [from, to) in the table's schema.
-func batch(t *testing.T, tbl *table.Table, from, to int64) (arrow.Table, []row) {
-	t.Helper()
-	sc, err := table.SchemaToArrowSchema(tbl.Schema(), nil, false, false)
-	require.NoError(t, err)
-	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
-	defer b.Release()
-	var rows []row
-	for i := from; i < to; i++ {
-		r := row{i, fmt.Sprintf("event %d", i)}
-		rows = append(rows, r)
-		b.Field(0).(*array.Int64Builder).Append(r.id)
-		b.Field(1).(*array.StringBuilder).Append(r.msg)
-	}
-	rec := b.NewRecordBatch()
-	defer rec.Release()
-	return array.NewTableFromRecords(sc, []arrow.RecordBatch{rec}), rows
-}
-
-// scanAll reads every row of the table back through a scan.
-func scanAll(t *testing.T, tbl *table.Table) []row {
-	t.Helper()
-	at, err := tbl.Scan().ToArrowTable(context.Background())
-	require.NoError(t, err)
-	defer at.Release()
-	var rows []row
-	tr := array.NewTableReader(at, 1024)
-	defer tr.Release()
-	for tr.Next() {
-		rec := tr.RecordBatch()
-		ids := rec.Column(0).(*array.Int64)
-		msgs := rec.Column(1).(*array.String)
-		for i := 0; i < int(rec.NumRows()); i++ {
-			rows = append(rows, row{ids.Value(i), msgs.Value(i)})
-		}
-	}
-	sort.Slice(rows, func(i, j int) bool { return rows[i].id < rows[j].id })
-	return rows
-}
 
 // Data written through the REST client in several snapshots reads back
 // row for row.
@@ -160,13 +104,4 @@ func TestConcurrentCommitRace(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, final.Metadata().Snapshots(), 3)
 	assert.Equal(t, sortedRows(seedRows, rows[0], rows[1]), scanAll(t, final))
-}
-
-func sortedRows(parts ...[]row) []row {
-	var all []row
-	for _, p := range parts {
-		all = append(all, p...)
-	}
-	sort.Slice(all, func(i, j int) bool { return all[i].id < all[j].id })
-	return all
 }
