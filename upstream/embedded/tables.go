@@ -424,22 +424,31 @@ func decodeRename(r *http.Request) (from, to table.Identifier, err error) {
 	return req.Source.ident(), req.Destination.ident(), nil
 }
 
-func (c *Catalog) renameTable(w http.ResponseWriter, r *http.Request, _ icerest.Route) error {
-	from, to, err := decodeRename(r)
-	if err != nil {
-		return err
-	}
-	ctx := r.Context()
-	if ok, err := c.cat.CheckTableExists(ctx, from); err != nil || !ok {
+// renameChecks gives each way a rename can fail the spec's own error: a
+// missing source, a missing destination namespace, a name already taken.
+func (c *Catalog) renameChecks(ctx context.Context, from, to table.Identifier,
+	exists func(context.Context, table.Identifier) (bool, error), missing error,
+	free func(context.Context, table.Identifier) error,
+) error {
+	if ok, err := exists(ctx, from); err != nil || !ok {
 		if err == nil {
-			err = fmt.Errorf("%w: %s", catalog.ErrNoSuchTable, strings.Join(from, "."))
+			err = fmt.Errorf("%w: %s", missing, strings.Join(from, "."))
 		}
 		return err
 	}
 	if err := c.requireNamespace(ctx, catalog.NamespaceFromIdent(to)); err != nil {
 		return err
 	}
-	if err := c.checkNameFree(ctx, to); err != nil {
+	return free(ctx, to)
+}
+
+func (c *Catalog) renameTable(w http.ResponseWriter, r *http.Request, _ icerest.Route) error {
+	from, to, err := decodeRename(r)
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	if err := c.renameChecks(ctx, from, to, c.cat.CheckTableExists, catalog.ErrNoSuchTable, c.checkNameFree); err != nil {
 		return err
 	}
 	if _, err := c.cat.RenameTable(ctx, from, to); err != nil {

@@ -315,16 +315,7 @@ func (c *Catalog) renameView(w http.ResponseWriter, r *http.Request, _ icerest.R
 		return err
 	}
 	ctx := r.Context()
-	if ok, err := c.cat.CheckViewExists(ctx, from); err != nil || !ok {
-		if err == nil {
-			err = fmt.Errorf("%w: %s", catalog.ErrNoSuchView, strings.Join(from, "."))
-		}
-		return err
-	}
-	if err := c.requireNamespace(ctx, catalog.NamespaceFromIdent(to)); err != nil {
-		return err
-	}
-	if err := c.checkViewNameFree(ctx, to); err != nil {
+	if err := c.renameChecks(ctx, from, to, c.cat.CheckViewExists, catalog.ErrNoSuchView, c.checkViewNameFree); err != nil {
 		return err
 	}
 	err = c.withTx(ctx, func(tx *sql.Tx) error {
