@@ -35,7 +35,7 @@ type Remote struct {
 	breaker *breaker
 	log     *zap.Logger
 
-	cfgMu     sync.Mutex
+	cfgMu     sync.RWMutex
 	cached    *CatalogConfig
 	cachedAt  time.Time
 	configTTL time.Duration
@@ -124,6 +124,12 @@ func (b *Remote) Config(ctx context.Context) (*CatalogConfig, error) {
 }
 
 func (b *Remote) config(ctx context.Context, authz string) (*CatalogConfig, error) {
+	b.cfgMu.RLock()
+	cached, fresh := b.cached, time.Since(b.cachedAt) < b.configTTL
+	b.cfgMu.RUnlock()
+	if cached != nil && fresh {
+		return cached, nil
+	}
 	b.cfgMu.Lock()
 	defer b.cfgMu.Unlock()
 	if b.cached != nil && time.Since(b.cachedAt) < b.configTTL {
@@ -297,7 +303,7 @@ func (b *Remote) roundTrip(req *http.Request, op string, body []byte) (*http.Res
 			return result{}, err
 		}
 		defer resp.Body.Close()
-		data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
+		data, err := readBody(resp)
 		if err == nil && len(data) > maxResponse {
 			err = fmt.Errorf("backend response exceeds %d bytes", maxResponse)
 		}
@@ -382,3 +388,16 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error, op string) {
 }
 
 func unescapePath(p string) (string, error) { return url.PathUnescape(p) }
+
+// readBody reads a whole response, sized up front when the length is
+// known (the buffer then never regrows).
+func readBody(resp *http.Response) ([]byte, error) {
+	var buf bytes.Buffer
+	if n := resp.ContentLength; n > 0 && n <= maxResponse {
+		buf.Grow(int(n) + 1)
+	} else {
+		buf.Grow(32 << 10)
+	}
+	_, err := buf.ReadFrom(io.LimitReader(resp.Body, maxResponse+1))
+	return buf.Bytes(), err
+}

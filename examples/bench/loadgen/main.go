@@ -1,0 +1,487 @@
+// Command loadgen drives LoadTable load at an Iceberg REST catalog on
+// loopback, for examples/bench/run.sh. Its modes:
+//
+//	loadgen -wait -url http://127.0.0.1:18181
+//	    poll GET /v1/config until it answers 200 (at most -timeout)
+//	loadgen -setup -url http://127.0.0.1:18181 -prefix local -snapshots 32
+//	    create namespace -namespace and table -table through iceberg-go's
+//	    REST client and append small Arrow batches until the table holds
+//	    -snapshots snapshots
+//	loadgen -url http://127.0.0.1:18182 -prefix remote -concurrency 16 -duration 10s
+//	    closed-loop GET /v1/{prefix}/namespaces/{ns}/tables/{table} from
+//	    -concurrency workers for -duration (after -warmup), at most
+//	    -max-requests in all; prints one JSON object:
+//	    {requests, seconds, rps, p50_us, p99_us, errors}
+//	loadgen -summarize DIR
+//	    read DIR/direct-*.json and DIR/gateway-*.json (outputs of the load
+//	    mode) and print a markdown comparison
+//
+// It only talks to loopback addresses.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/catalog/rest"
+	"github.com/apache/iceberg-go/table"
+)
+
+func main() {
+	var (
+		setup       = flag.Bool("setup", false, "create the namespace and table with -snapshots snapshots, then exit")
+		wait        = flag.Bool("wait", false, "wait until -url answers GET /v1/config with 200, then exit")
+		summarize   = flag.String("summarize", "", "print a markdown comparison of DIR/direct-*.json and DIR/gateway-*.json")
+		base        = flag.String("url", "http://127.0.0.1:18181", "catalog base URL (loopback only), without /v1")
+		prefix      = flag.String("prefix", "local", "catalog prefix (the warehouse name)")
+		namespace   = flag.String("namespace", "bench", "namespace of the table")
+		tableName   = flag.String("table", "events", "table name")
+		snapshots   = flag.Int("snapshots", 32, "snapshots the table holds after -setup")
+		concurrency = flag.Int("concurrency", 16, "closed-loop workers")
+		duration    = flag.Duration("duration", 10*time.Second, "measured load duration")
+		warmup      = flag.Duration("warmup", time.Second, "unmeasured load before -duration")
+		maxRequests = flag.Int64("max-requests", 5_000_000, "upper bound on measured requests")
+		timeout     = flag.Duration("timeout", 30*time.Second, "per-request timeout; also the -wait deadline")
+	)
+	flag.Parse()
+
+	if *summarize != "" {
+		if err := summary(os.Stdout, *summarize); err != nil {
+			fatal(err)
+		}
+		return
+	}
+	if err := loopbackOnly(*base); err != nil {
+		fatal(err)
+	}
+	switch {
+	case *wait:
+		if err := waitReady(*base, *timeout); err != nil {
+			fatal(err)
+		}
+	case *setup:
+		if *snapshots < 1 {
+			fatal(errors.New("-snapshots must be at least 1"))
+		}
+		n, err := setupTable(context.Background(), *base, *prefix, *namespace, *tableName, *snapshots)
+		if err != nil {
+			fatal(err)
+		}
+		fmt.Fprintf(os.Stderr, "loadgen: %s.%s has %d snapshots\n", *namespace, *tableName, n)
+	default:
+		if *concurrency < 1 || *duration <= 0 || *maxRequests < 1 {
+			fatal(errors.New("-concurrency, -duration and -max-requests must be positive"))
+		}
+		target := strings.TrimRight(*base, "/") + "/v1/" + url.PathEscape(*prefix) +
+			"/namespaces/" + url.PathEscape(*namespace) + "/tables/" + url.PathEscape(*tableName)
+		res, err := load(target, *concurrency, *warmup, *duration, *maxRequests, *timeout)
+		if err != nil {
+			fatal(err)
+		}
+		out, _ := json.Marshal(res)
+		fmt.Println(string(out))
+	}
+}
+
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "loadgen:", err)
+	os.Exit(1)
+}
+
+// loopbackOnly refuses any URL whose host is not a loopback address.
+func loopbackOnly(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return err
+	}
+	host := u.Hostname()
+	if ip := net.ParseIP(host); (ip != nil && ip.IsLoopback()) || host == "localhost" {
+		return nil
+	}
+	return fmt.Errorf("%s: only loopback addresses are allowed", raw)
+}
+
+func waitReady(base string, limit time.Duration) error {
+	client := &http.Client{Timeout: 2 * time.Second}
+	deadline := time.Now().Add(limit)
+	for {
+		resp, err := client.Get(strings.TrimRight(base, "/") + "/v1/config")
+		if err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			err = fmt.Errorf("GET /v1/config: %s", resp.Status)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s not ready after %s: %v", base, limit, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+var eventSchema = iceberg.NewSchema(0,
+	iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+	iceberg.NestedField{ID: 2, Name: "msg", Type: iceberg.PrimitiveTypes.String},
+)
+
+// setupTable creates the namespace and table when missing and appends
+// 10-row batches until the table holds want snapshots; it returns how
+// many it holds.
+func setupTable(ctx context.Context, base, prefix, ns, name string, want int) (int, error) {
+	cat, err := rest.NewCatalog(ctx, "loadgen", base, rest.WithWarehouseLocation(prefix))
+	if err != nil {
+		return 0, err
+	}
+	defer cat.Close()
+	nsID, id := table.Identifier{ns}, table.Identifier{ns, name}
+	if err := cat.CreateNamespace(ctx, nsID, nil); err != nil && !errors.Is(err, catalog.ErrNamespaceAlreadyExists) {
+		return 0, fmt.Errorf("create namespace: %w", err)
+	}
+	tbl, err := cat.LoadTable(ctx, id)
+	if errors.Is(err, catalog.ErrNoSuchTable) {
+		tbl, err = cat.CreateTable(ctx, id, eventSchema)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("table: %w", err)
+	}
+	for i := int64(len(tbl.Metadata().Snapshots())); i < int64(want); i++ {
+		data, err := batch(tbl, i*10, i*10+10)
+		if err != nil {
+			return 0, err
+		}
+		tbl, err = tbl.AppendTable(ctx, data, 16, nil)
+		data.Release()
+		if err != nil {
+			return 0, fmt.Errorf("append %d: %w", i+1, err)
+		}
+	}
+	return len(tbl.Metadata().Snapshots()), nil
+}
+
+// batch is an Arrow table of rows with ids [from, to) in tbl's schema.
+func batch(tbl *table.Table, from, to int64) (arrow.Table, error) {
+	sc, err := table.SchemaToArrowSchema(tbl.Schema(), nil, false, false)
+	if err != nil {
+		return nil, err
+	}
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	defer b.Release()
+	for i := from; i < to; i++ {
+		b.Field(0).(*array.Int64Builder).Append(i)
+		b.Field(1).(*array.StringBuilder).Append(fmt.Sprintf("event %d", i))
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	return array.NewTableFromRecords(sc, []arrow.RecordBatch{rec}), nil
+}
+
+// Result is one load run.
+type Result struct {
+	Requests int64   `json:"requests"` // measured requests that completed (including errors)
+	Seconds  float64 `json:"seconds"`  // measured wall time
+	RPS      float64 `json:"rps"`      // successful requests per second
+	P50us    int64   `json:"p50_us"`   // latency of successful requests
+	P99us    int64   `json:"p99_us"`
+	Errors   int64   `json:"errors"` // transport errors and non-200 answers
+}
+
+// load runs closed-loop GETs of target: each worker sends its next
+// request when the previous one finished. Requests cut off by the end
+// of the measured window are not counted.
+func load(target string, workers int, warmup, dur time.Duration, maxReq int64, timeout time.Duration) (Result, error) {
+	client := &http.Client{
+		Timeout: timeout,
+		Transport: &http.Transport{
+			MaxIdleConns:        workers * 2,
+			MaxIdleConnsPerHost: workers * 2,
+			IdleConnTimeout:     90 * time.Second,
+		},
+	}
+	defer client.CloseIdleConnections()
+	// fail fast when the table is not there
+	if err := get(context.Background(), client, target); err != nil {
+		return Result{}, err
+	}
+	if warmup > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), warmup)
+		run(ctx, client, target, workers, -1, nil)
+		cancel()
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), dur)
+	defer cancel()
+	var st stats
+	st.budget.Store(maxReq)
+	start := time.Now()
+	run(ctx, client, target, workers, maxReq, &st)
+	elapsed := time.Since(start).Seconds()
+
+	lat := st.latencies()
+	ok := int64(len(lat))
+	return Result{
+		Requests: ok + st.errors.Load(),
+		Seconds:  elapsed,
+		RPS:      float64(ok) / elapsed,
+		P50us:    percentile(lat, 0.50),
+		P99us:    percentile(lat, 0.99),
+		Errors:   st.errors.Load(),
+	}, nil
+}
+
+type stats struct {
+	budget atomic.Int64 // requests left to send
+	errors atomic.Int64
+	mu     sync.Mutex
+	lat    [][]time.Duration
+}
+
+func (s *stats) latencies() []time.Duration {
+	var all []time.Duration
+	for _, l := range s.lat {
+		all = append(all, l...)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
+	return all
+}
+
+// run keeps workers busy until ctx ends (or the budget in st runs out);
+// st == nil discards the measurements (warm-up).
+func run(ctx context.Context, client *http.Client, target string, workers int, maxReq int64, st *stats) {
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var mine []time.Duration
+			if st != nil {
+				mine = make([]time.Duration, 0, 4096)
+			}
+			for ctx.Err() == nil {
+				if st != nil && st.budget.Add(-1) < 0 {
+					break
+				}
+				t0 := time.Now()
+				err := get(ctx, client, target)
+				d := time.Since(t0)
+				if ctx.Err() != nil {
+					break // cut off by the end of the window: not counted
+				}
+				if st == nil {
+					continue
+				}
+				if err != nil {
+					if st.errors.Add(1) <= 3 {
+						fmt.Fprintln(os.Stderr, "loadgen:", err)
+					}
+					continue
+				}
+				mine = append(mine, d)
+			}
+			if st != nil {
+				st.mu.Lock()
+				st.lat = append(st.lat, mine)
+				st.mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// get sends one GET, reads the body whole and wants a 200.
+func get(ctx context.Context, client *http.Client, target string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", target, resp.Status)
+	}
+	return nil
+}
+
+// percentile is the nearest-rank percentile of sorted, in microseconds.
+func percentile(sorted []time.Duration, p float64) int64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(p*float64(len(sorted))+0.5) - 1
+	i = max(0, min(i, len(sorted)-1))
+	return sorted[i].Microseconds()
+}
+
+// round is one measured run of one target, with the CPU time the
+// backend and gateway processes used during it when run.sh recorded it.
+type round struct {
+	Result
+	cpu                  bool
+	backendUs, gatewayUs float64 // CPU µs per completed request
+}
+
+// readRounds reads DIR/KIND-N.json (and DIR/cpu-KIND-N.txt: "backend_ticks
+// gateway_ticks ticks_per_second") in order of N.
+func readRounds(dir, kind string) ([]round, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, kind+"-*.json"))
+	if err != nil {
+		return nil, err
+	}
+	num := func(p string) int {
+		var n int
+		_, _ = fmt.Sscanf(strings.TrimPrefix(filepath.Base(p), kind+"-"), "%d", &n)
+		return n
+	}
+	sort.Slice(paths, func(i, j int) bool { return num(paths[i]) < num(paths[j]) })
+	var out []round
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		var r round
+		if err := json.Unmarshal(b, &r.Result); err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		if c, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("cpu-%s-%d.txt", kind, num(p)))); err == nil && r.Requests > 0 {
+			var bt, gt, hz float64
+			if n, _ := fmt.Sscan(string(c), &bt, &gt, &hz); n == 3 && hz > 0 {
+				r.cpu = true
+				r.backendUs = bt / hz * 1e6 / float64(r.Requests)
+				r.gatewayUs = gt / hz * 1e6 / float64(r.Requests)
+			}
+		}
+		out = append(out, r)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no %s-*.json in %s", kind, dir)
+	}
+	return out, nil
+}
+
+// summary prints per-round results and medians for direct and gateway,
+// and gateway against direct.
+func summary(w io.Writer, dir string) error {
+	direct, err := readRounds(dir, "direct")
+	if err != nil {
+		return err
+	}
+	gw, err := readRounds(dir, "gateway")
+	if err != nil {
+		return err
+	}
+	withCPU := true
+	for _, r := range append(append([]round{}, direct...), gw...) {
+		withCPU = withCPU && r.cpu
+	}
+
+	if withCPU {
+		fmt.Fprintln(w, "| round | target | requests | errors | rps | p50 (µs) | p99 (µs) | backend CPU µs/req | gateway CPU µs/req |")
+		fmt.Fprintln(w, "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+	} else {
+		fmt.Fprintln(w, "| round | target | requests | errors | rps | p50 (µs) | p99 (µs) |")
+		fmt.Fprintln(w, "| ---: | --- | ---: | ---: | ---: | ---: | ---: |")
+	}
+	for i := 0; i < max(len(direct), len(gw)); i++ {
+		for _, s := range []struct {
+			name string
+			rs   []round
+		}{{"direct", direct}, {"gateway", gw}} {
+			if i >= len(s.rs) {
+				continue
+			}
+			r := s.rs[i]
+			fmt.Fprintf(w, "| %d | %s | %d | %d | %.0f | %d | %d |", i+1, s.name, r.Requests, r.Errors, r.RPS, r.P50us, r.P99us)
+			if withCPU {
+				fmt.Fprintf(w, " %.0f | %.0f |", r.backendUs, r.gatewayUs)
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	d, g := medians(direct), medians(gw)
+	fmt.Fprintln(w)
+	if withCPU {
+		fmt.Fprintln(w, "| median of rounds | rps | p50 (µs) | p99 (µs) | errors | backend CPU µs/req | gateway CPU µs/req |")
+		fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+		fmt.Fprintf(w, "| direct | %.0f | %.0f | %.0f | %d | %.0f | %.0f |\n", d.rps, d.p50, d.p99, d.errors, d.backendUs, d.gatewayUs)
+		fmt.Fprintf(w, "| gateway | %.0f | %.0f | %.0f | %d | %.0f | %.0f |\n", g.rps, g.p50, g.p99, g.errors, g.backendUs, g.gatewayUs)
+	} else {
+		fmt.Fprintln(w, "| median of rounds | rps | p50 (µs) | p99 (µs) | errors |")
+		fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: |")
+		fmt.Fprintf(w, "| direct | %.0f | %.0f | %.0f | %d |\n", d.rps, d.p50, d.p99, d.errors)
+		fmt.Fprintf(w, "| gateway | %.0f | %.0f | %.0f | %d |\n", g.rps, g.p50, g.p99, g.errors)
+	}
+	fmt.Fprintln(w)
+	var ratios []string
+	for i := 0; i < min(len(direct), len(gw)); i++ {
+		if direct[i].RPS > 0 {
+			ratios = append(ratios, fmt.Sprintf("%.3f", gw[i].RPS/direct[i].RPS))
+		}
+	}
+	fmt.Fprintf(w, "- throughput gateway/direct (medians): **%.3f×** (per round: %s)\n", g.rps/d.rps, strings.Join(ratios, ", "))
+	fmt.Fprintf(w, "- added p50 latency: **%+.0f µs** (%.0f → %.0f)\n", g.p50-d.p50, d.p50, g.p50)
+	fmt.Fprintf(w, "- added p99 latency: **%+.0f µs** (%.0f → %.0f)\n", g.p99-d.p99, d.p99, g.p99)
+	if withCPU && d.backendUs > 0 {
+		total := g.backendUs + g.gatewayUs
+		fmt.Fprintf(w, "- server CPU per request: direct %.0f µs (backend); through the gateway %.0f µs "+
+			"(backend %.0f + gateway %.0f), %.2f× the direct cost\n", d.backendUs, total, g.backendUs, g.gatewayUs, total/d.backendUs)
+	}
+	return nil
+}
+
+type agg struct {
+	rps, p50, p99        float64
+	backendUs, gatewayUs float64
+	errors               int64
+}
+
+func medians(rs []round) agg {
+	med := func(f func(round) float64) float64 {
+		v := make([]float64, len(rs))
+		for i, r := range rs {
+			v[i] = f(r)
+		}
+		sort.Float64s(v)
+		if n := len(v); n%2 == 0 {
+			return (v[n/2-1] + v[n/2]) / 2
+		}
+		return v[len(v)/2]
+	}
+	var a agg
+	a.rps = med(func(r round) float64 { return r.RPS })
+	a.p50 = med(func(r round) float64 { return float64(r.P50us) })
+	a.p99 = med(func(r round) float64 { return float64(r.P99us) })
+	a.backendUs = med(func(r round) float64 { return r.backendUs })
+	a.gatewayUs = med(func(r round) float64 { return r.gatewayUs })
+	for _, r := range rs {
+		a.errors += r.Errors
+	}
+	return a
+}
