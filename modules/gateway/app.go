@@ -11,6 +11,7 @@ import (
 
 	"github.com/lakegate/lakegate/cache"
 	"github.com/lakegate/lakegate/cache/replay"
+	"github.com/lakegate/lakegate/policies"
 	"github.com/lakegate/lakegate/upstream"
 	"github.com/lakegate/lakegate/upstream/embedded"
 	"github.com/lakegate/lakegate/upstream/icerest"
@@ -33,12 +34,18 @@ type App struct {
 	Redis string `json:"redis,omitempty"`
 	// CacheLimits bounds the in-process LoadTable cache (L1).
 	CacheLimits *CacheLimits `json:"cache,omitempty"`
+	// Identity configures authentication of callers (JWT, static tokens,
+	// lakegate as token issuer).
+	Identity *IdentityConfig `json:"identity,omitempty"`
+	// Policy configures OPA authorization of every operation.
+	Policy *policies.Config `json:"policy,omitempty"`
 
 	backends   map[string]*catalogState
 	poolKeys   []string
 	sharedKeys []string
 	replay     replay.Store
 	cache      *cache.Cache
+	guard      *guard
 	log        *zap.Logger
 }
 
@@ -90,6 +97,11 @@ func (App) CaddyModule() caddy.ModuleInfo {
 // Provision opens every catalog's backend.
 func (a *App) Provision(ctx caddy.Context) error {
 	a.log = ctx.Logger()
+	g, err := newGuard(ctx, a.Identity, a.Policy, a.log)
+	if err != nil {
+		return err
+	}
+	a.guard = g
 	a.backends = map[string]*catalogState{}
 	for _, cc := range a.Catalogs {
 		b, err := a.openBackend(cc)
@@ -194,6 +206,9 @@ func (a *App) Stop() error { return nil }
 
 // Cleanup releases this config's hold on pooled catalogs.
 func (a *App) Cleanup() error {
+	if err := a.guard.close(); err != nil {
+		a.log.Error("stopping the policy engine", zap.Error(err))
+	}
 	for _, k := range a.poolKeys {
 		if _, err := embeddedPool.Delete(k); err != nil {
 			// The key holds the DSN, which may carry a password: not logged.
@@ -206,6 +221,14 @@ func (a *App) Cleanup() error {
 		}
 	}
 	return nil
+}
+
+// backendKind names the backend kind for policies ("embedded", "remote").
+func (c *catalogState) backendKind() string {
+	if c.cfg.Remote != nil {
+		return "remote"
+	}
+	return "embedded"
 }
 
 // catalog returns a provisioned catalog by name.

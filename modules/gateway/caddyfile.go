@@ -26,6 +26,8 @@ func init() {
 //		default_catalog <name>
 //		redis <url>
 //		cache { max_entries <n>; max_bytes <size> }
+//		identity { see parseIdentity }
+//		policy { see parsePolicy }
 //		catalog <name> {
 //			idempotency { lifetime <d>; lease <d>; wait <d> }
 //			cache { max_age <d>; stale_if_error <d> }
@@ -83,6 +85,18 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return err
 			}
 			a.CacheLimits = limits
+		case "identity":
+			idc, err := parseIdentity(d)
+			if err != nil {
+				return err
+			}
+			a.Identity = idc
+		case "policy":
+			pc, err := parsePolicy(d)
+			if err != nil {
+				return err
+			}
+			a.Policy = pc
 		case "catalog":
 			cc, err := parseCatalog(d)
 			if err != nil {

@@ -1,8 +1,6 @@
 package gateway
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"net/http"
 	"net/url"
 	"sort"
@@ -13,6 +11,8 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
+	"github.com/lakegate/lakegate/identity"
+	"github.com/lakegate/lakegate/policies"
 	"github.com/lakegate/lakegate/upstream"
 	"github.com/lakegate/lakegate/upstream/icerest"
 )
@@ -56,6 +56,12 @@ func (h *IcebergHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next 
 		h.serveToken(w, r)
 		return nil
 	}
+	principal, rerr := h.app.guard.authenticate(r)
+	if rerr != nil {
+		w.Header().Set("WWW-Authenticate", "Bearer")
+		icerest.WriteError(w, r, rerr)
+		return nil
+	}
 	cat, rerr := h.catalogFor(r, path)
 	if rerr != nil {
 		icerest.WriteError(w, r, rerr)
@@ -67,6 +73,10 @@ func (h *IcebergHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next 
 		return nil
 	}
 	if path == "/v1/config" {
+		if d := h.app.guard.authorize(r.Context(), input(r, principal, cat, icerest.OpGetConfig, policies.Resource{})); !d.Allow {
+			icerest.WriteError(w, r, forbidden(icerest.OpGetConfig, d))
+			return nil
+		}
 		icerest.WriteJSON(w, http.StatusOK, gatewayConfig(cat, cc, r))
 		return nil
 	}
@@ -82,18 +92,52 @@ func (h *IcebergHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next 
 		icerest.WriteError(w, r, rerr)
 		return nil
 	}
-	cat.pipeline.Serve(w, r, rt, principalID(r))
+	h.serve(w, r, rt, principal, cat)
 	return nil
 }
 
-// principalID names the caller for scoping per-principal state
-// (Idempotency-Key records): a hash of its credentials, or "anonymous".
-func principalID(r *http.Request) string {
-	if a := r.Header.Get("Authorization"); a != "" {
-		sum := sha256.Sum256([]byte(a))
-		return "credential:" + hex.EncodeToString(sum[:12])
+// serve authorizes the operation on every resource it touches, then runs
+// it through the catalog's pipeline, enforcing the policy's obligations.
+func (h *IcebergHandler) serve(w http.ResponseWriter, r *http.Request, rt icerest.Route, p *identity.Principal, cat *catalogState) {
+	res, rerr := resources(r, rt)
+	if rerr != nil {
+		icerest.WriteError(w, r, rerr)
+		return
 	}
-	return "anonymous"
+	var strip bool
+	for _, one := range res {
+		d := h.app.guard.authorize(r.Context(), input(r, p, cat, rt.Operation, one))
+		if !d.Allow {
+			icerest.WriteError(w, r, forbidden(rt.Operation, d))
+			return
+		}
+		strip = strip || d.Obligations.StripCredentials
+	}
+	if strip && rt.Operation == icerest.OpLoadCredentials {
+		icerest.WriteError(w, r, icerest.Errorf(http.StatusForbidden, icerest.Forbidden,
+			"the policy withholds storage credentials from this principal"))
+		return
+	}
+	run := func(w http.ResponseWriter, r *http.Request, rt icerest.Route) { cat.pipeline.Serve(w, r, rt, p.ID) }
+	if strip {
+		inner := run
+		run = func(w http.ResponseWriter, r *http.Request, rt icerest.Route) { serveStripped(w, r, rt, inner) }
+	}
+	if eng := h.app.guard.policy; eng != nil && listings[rt.Operation] {
+		rec := upstream.Capture(run, r, rt)
+		filterPage(r.Context(), eng, input(r, p, cat, rt.Operation, res[0]), rec)
+		rec.WriteTo(w)
+		return
+	}
+	run(w, r, rt)
+}
+
+func forbidden(op string, d policies.Decision) *icerest.Error {
+	reason := d.Reason
+	if reason == "" {
+		reason = "denied by policy"
+	}
+	return icerest.Errorf(http.StatusForbidden, icerest.Forbidden, "%s: %s", op, reason)
 }
 
 // catalogFor tells which catalog a request addresses: `warehouse` for
@@ -156,10 +200,15 @@ func limitBody(w http.ResponseWriter, r *http.Request, limit int64) *icerest.Err
 	return nil
 }
 
-// serveToken: lakegate does not issue tokens yet. When the default
-// catalog passes client credentials through, its backend's token endpoint
-// answers; otherwise the client learns that no token is needed here.
+// serveToken answers POST /v1/oauth/tokens: lakegate's own issuer when
+// configured; else, when the default catalog passes client credentials
+// through, its backend's token endpoint; else the client learns that no
+// token is issued here.
 func (h *IcebergHandler) serveToken(w http.ResponseWriter, r *http.Request) {
+	if iss := h.app.guard.issuer; iss != nil {
+		iss.ServeToken(w, r)
+		return
+	}
 	if cat, ok := h.app.catalog(h.app.DefaultCatalog); ok &&
 		cat.cfg.Remote != nil && cat.cfg.Remote.Auth.Mode == upstream.AuthPassthrough {
 		cat.pipeline.Backend.Serve(w, r, icerest.Route{Operation: icerest.OpGetToken})

@@ -1,0 +1,198 @@
+package identity
+
+import (
+	"cmp"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	jose "github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+)
+
+// Client is an OAuth2 client allowed to use the client-credentials grant.
+type Client struct {
+	ID           string   `json:"id"`
+	SecretSHA256 string   `json:"secret_sha256"` // hex SHA-256 of the client secret
+	Groups       []string `json:"groups,omitempty"`
+}
+
+// IssuerConfig configures the built-in token endpoint.
+type IssuerConfig struct {
+	Issuer   string        `json:"issuer,omitempty"`   // `iss` of issued tokens, default "lakegate"
+	Audience string        `json:"audience,omitempty"` // `aud`, default "lakegate"
+	TTL      time.Duration `json:"ttl,omitempty"`      // default 1h
+	Clients  []Client      `json:"clients,omitempty"`
+	// SigningSecret (HS256, >= 32 bytes) lets every replica sign and verify the
+	// same tokens; without it an ephemeral ES256 key is generated (one replica
+	// only, and tokens die with the process).
+	SigningSecret string `json:"signing_secret,omitempty"`
+}
+
+const (
+	defaultIssuerName = "lakegate"
+	defaultTTL        = time.Hour
+	minSigningSecret  = 32
+	// issuedLeeway is small: our own replicas' clocks are close, unlike an
+	// arbitrary IdP's, and a short TTL should mean what it says.
+	issuedLeeway = 5 * time.Second
+	groupsClaim  = "groups"
+)
+
+// Issuer mints access tokens for configured clients (client-credentials
+// grant) and validates them.
+type Issuer struct {
+	issuer   string
+	audience string
+	ttl      time.Duration
+	clients  []client
+	byID     map[string]int
+	signer   jose.Signer
+	verifier *verifier
+}
+
+type client struct {
+	id     string
+	hash   [sha256.Size]byte
+	groups []string
+}
+
+// NewIssuer validates cfg and sets up the signing key.
+func NewIssuer(cfg IssuerConfig) (*Issuer, error) {
+	if cfg.TTL < 0 || (cfg.TTL > 0 && cfg.TTL < time.Second) {
+		return nil, errors.New("issuer: ttl must be at least 1s")
+	}
+	i := &Issuer{
+		issuer:   cmp.Or(cfg.Issuer, defaultIssuerName),
+		audience: cmp.Or(cfg.Audience, defaultIssuerName),
+		ttl:      cmp.Or(cfg.TTL, defaultTTL),
+	}
+	if err := i.loadClients(cfg.Clients); err != nil {
+		return nil, err
+	}
+	alg, signKey, verifyKey, err := signingKeys(cfg.SigningSecret)
+	if err != nil {
+		return nil, err
+	}
+	opts := (&jose.SignerOptions{}).WithType("JWT")
+	if i.signer, err = jose.NewSigner(jose.SigningKey{Algorithm: alg, Key: signKey}, opts); err != nil {
+		return nil, fmt.Errorf("issuer: %w", err)
+	}
+	i.verifier = &verifier{
+		algs:         []jose.SignatureAlgorithm{alg}, // exactly the one we sign with
+		source:       staticKeys{{Key: verifyKey, Algorithm: string(alg)}},
+		issuer:       i.issuer,
+		audience:     jwt.Audience{i.audience},
+		leeway:       issuedLeeway,
+		subjectClaim: "sub",
+		groupsClaim:  groupsClaim,
+		knownSubject: i.knownClient,
+		deferForeign: true,
+	}
+	return i, nil
+}
+
+// signingKeys picks HS256 with the shared secret (any replica verifies any
+// replica's tokens) or a fresh ES256 key private to this process.
+func signingKeys(secret string) (jose.SignatureAlgorithm, any, any, error) {
+	if secret != "" {
+		if len(secret) < minSigningSecret {
+			return "", nil, nil, fmt.Errorf("issuer: signing_secret must be at least %d bytes", minSigningSecret)
+		}
+		key := []byte(secret)
+		return jose.HS256, key, key, nil
+	}
+	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return "", nil, nil, fmt.Errorf("issuer: generating ES256 key: %w", err)
+	}
+	return jose.ES256, priv, &priv.PublicKey, nil
+}
+
+// loadClients rejects duplicate secrets too: a client may authenticate with
+// its secret alone (Iceberg's `credential` without "id:"), which must name
+// exactly one client.
+func (i *Issuer) loadClients(cfg []Client) error {
+	if len(cfg) == 0 {
+		return errors.New("issuer: no clients configured")
+	}
+	i.byID = make(map[string]int, len(cfg))
+	seen := make(map[[sha256.Size]byte]bool, len(cfg))
+	for n, c := range cfg {
+		if c.ID == "" {
+			return fmt.Errorf("issuer: client %d: missing id", n)
+		}
+		if _, dup := i.byID[c.ID]; dup {
+			return fmt.Errorf("issuer: client %q configured twice", c.ID)
+		}
+		h, err := parseSHA256Hex(c.SecretSHA256)
+		if err != nil {
+			return fmt.Errorf("issuer: client %q: secret_sha256 %w", c.ID, err)
+		}
+		if seen[h] {
+			return fmt.Errorf("issuer: client %q: secret shared with another client", c.ID)
+		}
+		seen[h] = true
+		i.byID[c.ID] = len(i.clients)
+		i.clients = append(i.clients, client{id: c.ID, hash: h, groups: emptyIfNil(slices.Clone(c.Groups))})
+	}
+	return nil
+}
+
+// Authenticator validates tokens this issuer (or a replica sharing its
+// SigningSecret) signed. Tokens of clients no longer configured are refused,
+// so removing a client revokes its tokens without waiting for their expiry.
+//
+// JWTs whose iss is not this issuer's get ErrNoCredentials, so in a Chain put
+// it before the IdP's JWT authenticator: IdP tokens pass through to it, while
+// the JWT authenticator would refuse (not pass on) tokens it cannot verify.
+func (i *Issuer) Authenticator() Authenticator {
+	return i.verifier
+}
+
+func (i *Issuer) knownClient(id string) bool {
+	_, ok := i.byID[id]
+	return ok
+}
+
+// clientBySecret finds the client whose secret is one of candidates. With an
+// id the lookup by id is not secret, but the hash comparison is constant-time;
+// without one every client is compared, without early exit.
+func (i *Issuer) clientBySecret(id string, candidates ...string) *client {
+	match := -1
+	for _, secret := range candidates {
+		sum := sha256.Sum256([]byte(secret))
+		for n := range i.clients {
+			if id != "" && i.clients[n].id != id {
+				continue
+			}
+			eq := subtle.ConstantTimeCompare(sum[:], i.clients[n].hash[:])
+			match = subtle.ConstantTimeSelect(eq, n, match)
+		}
+	}
+	if match < 0 {
+		return nil
+	}
+	return &i.clients[match]
+}
+
+// issue signs a token for c.
+func (i *Issuer) issue(c *client) (string, error) {
+	now := time.Now()
+	std := jwt.Claims{
+		Issuer:    i.issuer,
+		Subject:   c.id,
+		Audience:  jwt.Audience{i.audience},
+		IssuedAt:  jwt.NewNumericDate(now),
+		NotBefore: jwt.NewNumericDate(now),
+		Expiry:    jwt.NewNumericDate(now.Add(i.ttl)),
+		ID:        rand.Text(),
+	}
+	return jwt.Signed(i.signer).Claims(std).Claims(map[string]any{groupsClaim: c.groups}).Serialize()
+}

@@ -1,0 +1,202 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/lakegate/lakegate/identity"
+	"github.com/lakegate/lakegate/policies"
+	"github.com/lakegate/lakegate/upstream/icerest"
+)
+
+// IdentityConfig configures how callers authenticate to the gateway.
+type IdentityConfig struct {
+	// Required refuses anonymous requests with 401; otherwise a request
+	// without credentials runs as the principal "anonymous".
+	Required bool                   `json:"required,omitempty"`
+	JWT      []identity.JWTConfig   `json:"jwt,omitempty"`
+	Tokens   []identity.StaticToken `json:"tokens,omitempty"`
+	// Issuer makes lakegate an OAuth2 token issuer at /v1/oauth/tokens.
+	Issuer *identity.IssuerConfig `json:"issuer,omitempty"`
+}
+
+// guard authenticates and authorizes requests for the front doors.
+type guard struct {
+	required bool
+	authn    identity.Chain // empty: no identity configured
+	issuer   *identity.Issuer
+	policy   *policies.Engine // nil: no policy configured, everything allowed
+	log      *zap.Logger
+}
+
+func newGuard(ctx context.Context, idc *IdentityConfig, pc *policies.Config, log *zap.Logger) (*guard, error) {
+	g := &guard{log: log}
+	if idc != nil {
+		g.required = idc.Required
+		if idc.Issuer != nil {
+			iss, err := identity.NewIssuer(*idc.Issuer)
+			if err != nil {
+				return nil, err
+			}
+			g.issuer = iss
+			g.authn = append(g.authn, iss.Authenticator())
+		}
+		for _, jc := range idc.JWT {
+			j, err := identity.NewJWT(jc, &http.Client{Timeout: 10 * time.Second})
+			if err != nil {
+				return nil, err
+			}
+			g.authn = append(g.authn, j)
+		}
+		if len(idc.Tokens) > 0 {
+			st, err := identity.NewStaticTokens(idc.Tokens)
+			if err != nil {
+				return nil, err
+			}
+			g.authn = append(g.authn, st)
+		}
+	}
+	if pc != nil {
+		eng, err := policies.New(ctx, *pc, log.Named("policy"))
+		if err != nil {
+			return nil, err
+		}
+		g.policy = eng
+	}
+	return g, nil
+}
+
+func (g *guard) close() error {
+	if g != nil && g.policy != nil {
+		return g.policy.Close()
+	}
+	return nil
+}
+
+// authenticate names the caller, or answers 401.
+func (g *guard) authenticate(r *http.Request) (*identity.Principal, *icerest.Error) {
+	if len(g.authn) == 0 {
+		return anonymous(r), nil
+	}
+	p, err := g.authn.Authenticate(r)
+	switch {
+	case err == nil:
+		return p, nil
+	case errors.Is(err, identity.ErrNoCredentials) && r.Header.Get("Authorization") != "":
+		// Credentials that no authenticator recognizes are invalid, never
+		// a reason to run as anonymous.
+		err = errors.New("unrecognized credentials")
+	case errors.Is(err, identity.ErrNoCredentials) && !g.required:
+		return &identity.Principal{ID: "anonymous"}, nil
+	case errors.Is(err, identity.ErrNoCredentials):
+		return nil, icerest.Errorf(http.StatusUnauthorized, icerest.NotAuthorized, "authentication required")
+	}
+	g.log.Info("authentication failed", zap.String("reason", err.Error()), zap.String("client_ip", clientIP(r)))
+	return nil, icerest.Errorf(http.StatusUnauthorized, icerest.NotAuthorized, "invalid credentials: %v", err)
+}
+
+// anonymous is the caller when no identity is configured: scoped by a
+// hash of whatever credentials it sent (a passthrough backend checks them),
+// so per-principal state never mixes two callers.
+func anonymous(r *http.Request) *identity.Principal {
+	if a := r.Header.Get("Authorization"); a != "" {
+		sum := sha256.Sum256([]byte(a))
+		return &identity.Principal{ID: "credential:" + hex.EncodeToString(sum[:12])}
+	}
+	return &identity.Principal{ID: "anonymous"}
+}
+
+// authorize asks the policy about one operation on one resource. Any
+// policy failure denies (the engine fails closed).
+func (g *guard) authorize(ctx context.Context, in policies.Input) policies.Decision {
+	if g.policy == nil {
+		return policies.Decision{Allow: true}
+	}
+	d, err := g.policy.Decide(ctx, in)
+	if err != nil {
+		return policies.Decision{Allow: false, Reason: "policy evaluation failed; denied"}
+	}
+	return d
+}
+
+// input builds the policy input for a request.
+func input(r *http.Request, p *identity.Principal, cat *catalogState, op string, res policies.Resource) policies.Input {
+	res.Catalog, res.Backend = cat.cfg.Name, cat.backendKind()
+	var deleg []string
+	for _, d := range strings.Split(r.Header.Get("X-Iceberg-Access-Delegation"), ",") {
+		if d = strings.TrimSpace(d); d != "" {
+			deleg = append(deleg, d)
+		}
+	}
+	return policies.Input{
+		Principal: policies.Principal{ID: p.ID, Groups: p.Groups, Claims: p.Claims},
+		Operation: op, API: "iceberg", APIOperation: op, Resource: res,
+		Request: policies.Request{
+			Method: r.Method, Path: r.URL.Path, AccessDelegation: deleg,
+			HasIdempotencyKey: r.Header.Get("Idempotency-Key") != "",
+		},
+		Context: policies.Context{Time: time.Now().UTC().Format(time.RFC3339), ClientIP: clientIP(r)},
+	}
+}
+
+func clientIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// resources lists what an operation touches: the path's resource, or for
+// rename and multi-table commits the identifiers in the body (each one
+// must be allowed).
+func resources(r *http.Request, rt icerest.Route) ([]policies.Resource, *icerest.Error) {
+	switch rt.Operation {
+	case icerest.OpRenameTable, icerest.OpRenameView, icerest.OpCommitTransaction:
+	default:
+		return []policies.Resource{{Namespace: rt.Namespace, Table: rt.Table, View: rt.View}}, nil
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return nil, icerest.Errorf(http.StatusBadRequest, icerest.BadRequest, "reading request body: %v", err)
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	type ident struct {
+		Namespace []string `json:"namespace"`
+		Name      string   `json:"name"`
+	}
+	var req struct {
+		Source, Destination ident
+		TableChanges        []struct {
+			Identifier ident `json:"identifier"`
+		} `json:"table-changes"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		return nil, icerest.Errorf(http.StatusBadRequest, icerest.BadRequest, "malformed request body: %v", err)
+	}
+	obj := func(id ident) policies.Resource {
+		if rt.Operation == icerest.OpRenameView {
+			return policies.Resource{Namespace: id.Namespace, View: id.Name}
+		}
+		return policies.Resource{Namespace: id.Namespace, Table: id.Name}
+	}
+	if rt.Operation != icerest.OpCommitTransaction {
+		return []policies.Resource{obj(req.Source), obj(req.Destination)}, nil
+	}
+	out := make([]policies.Resource, 0, len(req.TableChanges))
+	for _, c := range req.TableChanges {
+		out = append(out, obj(c.Identifier))
+	}
+	return out, nil
+}

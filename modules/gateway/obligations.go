@@ -1,0 +1,119 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+
+	"github.com/lakegate/lakegate/policies"
+	"github.com/lakegate/lakegate/upstream"
+	"github.com/lakegate/lakegate/upstream/icerest"
+)
+
+// returnsTable are the operations whose answer is a LoadTableResult (or a
+// CommitTableResponse): where vended credentials travel.
+var returnsTable = map[string]bool{
+	icerest.OpLoadTable: true, icerest.OpCreateTable: true, icerest.OpUpdateTable: true,
+	icerest.OpRegisterTable: true,
+}
+
+// stripCredentials removes `storage-credentials` and secret `config` keys
+// from a table response; other bodies are returned as they are.
+func stripCredentials(body []byte) []byte {
+	var doc map[string]json.RawMessage
+	if json.Unmarshal(body, &doc) != nil {
+		return body
+	}
+	delete(doc, "storage-credentials")
+	if raw, ok := doc["config"]; ok {
+		var cfg map[string]string
+		if json.Unmarshal(raw, &cfg) == nil {
+			for k := range cfg {
+				if icerest.IsSecretConfigKey(k) {
+					delete(cfg, k)
+				}
+			}
+			doc["config"], _ = json.Marshal(cfg)
+		}
+	}
+	out, err := json.Marshal(doc)
+	if err != nil {
+		return body
+	}
+	return out
+}
+
+// serveStripped runs next without asking the backend for credentials and
+// strips any that still come back.
+func serveStripped(w http.ResponseWriter, r *http.Request, rt icerest.Route, next upstream.Handler) {
+	r.Header.Del("X-Iceberg-Access-Delegation")
+	if !returnsTable[rt.Operation] {
+		next(w, r, rt)
+		return
+	}
+	rec := upstream.Capture(next, r, rt)
+	if rec.Status == http.StatusOK {
+		b := stripCredentials(rec.Body.Bytes())
+		rec.Body.Reset()
+		rec.Body.Write(b)
+	}
+	rec.WriteTo(w)
+}
+
+// listings are the operations whose pages are filtered by the policy.
+var listings = map[string]bool{
+	icerest.OpListNamespaces: true, icerest.OpListTables: true, icerest.OpListViews: true,
+}
+
+// filterPage keeps only the items of a listing page the principal may
+// see, in one policy evaluation for the page; the page token is kept, so
+// pagination goes on (a page may come back shorter, or empty).
+func filterPage(ctx context.Context, eng *policies.Engine, in policies.Input, rec *upstream.Captured) {
+	if rec.Status != http.StatusOK {
+		return
+	}
+	var page map[string]json.RawMessage
+	if json.Unmarshal(rec.Body.Bytes(), &page) != nil {
+		return
+	}
+	field := "identifiers"
+	if in.Operation == icerest.OpListNamespaces {
+		field = "namespaces"
+	}
+	var entries []json.RawMessage
+	if json.Unmarshal(page[field], &entries) != nil {
+		return
+	}
+	in.Items = make([]policies.Item, len(entries))
+	for i, e := range entries {
+		in.Items[i] = pageItem(in.Operation, e)
+	}
+	visible, err := eng.Filter(ctx, in)
+	kept := make([]json.RawMessage, 0, len(entries))
+	for i, e := range entries {
+		if err == nil && i < len(visible) && visible[i] {
+			kept = append(kept, e)
+		}
+	}
+	page[field], _ = json.Marshal(kept)
+	out, _ := json.Marshal(page)
+	rec.Body.Reset()
+	rec.Body.Write(out)
+}
+
+func pageItem(op string, raw json.RawMessage) policies.Item {
+	if op == icerest.OpListNamespaces {
+		var ns []string
+		_ = json.Unmarshal(raw, &ns)
+		return policies.Item{Namespace: ns}
+	}
+	var id struct {
+		Namespace []string `json:"namespace"`
+		Name      string   `json:"name"`
+	}
+	_ = json.Unmarshal(raw, &id)
+	if op == icerest.OpListViews {
+		return policies.Item{Namespace: id.Namespace, View: id.Name}
+	}
+	return policies.Item{Namespace: id.Namespace, Table: id.Name}
+}
