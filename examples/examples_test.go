@@ -71,6 +71,17 @@ var examples = map[string]map[string]exampleCase{
 			},
 		},
 	},
+	"policy": {
+		"defaults": {
+			env:            map[string]string{"UPSTREAM_URL": "http://127.0.0.1:8282"},
+			defaultCatalog: "local",
+			adminListen:    "localhost:2019",
+			catalogs: []wantCatalog{
+				{name: "local", embeddedDSN: "./data/local/catalog.db"},
+				{name: "remote", remoteURL: "http://127.0.0.1:8282", auth: "none"},
+			},
+		},
+	},
 	"polaris": {
 		"defaults": {
 			defaultCatalog: "polaris",
@@ -354,6 +365,10 @@ func TestExamplesTakeSecretsFromEnv(t *testing.T) {
 			f := strings.Fields(trimmed)
 			switch {
 			case len(f) == 0:
+			case f[0] == "client_secret" && len(f) >= 3:
+				// lakegate's own issuer: client_secret <id> <secret> [groups]; a
+				// local try-out default is allowed, the value still comes from env.
+				assert.Regexp(t, `^\{\$[A-Z0-9_]+(:[^}]*)?\}$`, f[2], "%s: issuer client secret must come from the environment", where)
 			case slices.Contains(secretOptions, f[0]):
 				if assert.Len(t, f, 2, "%s: %s takes one value", where, f[0]) {
 					assert.Regexp(t, envOnly, f[1], "%s: %s must come from the environment", where, f[0])

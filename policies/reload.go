@@ -56,8 +56,7 @@ func (e *Engine) reload(ctx context.Context) error {
 		return err
 	}
 	e.set.Store(set)
-	e.log.Info("policies reloaded", zap.String("dir", e.cfg.Dir), zap.String("package", e.cfg.Package),
-		zap.Strings("files", set.files))
+	e.logLoaded("policies reloaded", set)
 	return nil
 }
 

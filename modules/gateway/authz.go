@@ -123,10 +123,8 @@ func (g *guard) authorize(ctx context.Context, in policies.Input) policies.Decis
 	if g.policy == nil {
 		return policies.Decision{Allow: true}
 	}
-	d, err := g.policy.Decide(ctx, in)
-	if err != nil {
-		return policies.Decision{Allow: false, Reason: "policy evaluation failed; denied"}
-	}
+	// On any failure the engine denies, with a reason safe to show.
+	d, _ := g.policy.Decide(ctx, in)
 	return d
 }
 
@@ -158,12 +156,12 @@ func clientIP(r *http.Request) string {
 	return host
 }
 
-// resources lists what an operation touches: the path's resource, or for
-// rename and multi-table commits the identifiers in the body (each one
-// must be allowed).
+// resources lists what an operation touches: the path's resource, or the
+// body's: the namespace being created, both sides of a rename, every
+// table of a multi-table commit (each one must be allowed).
 func resources(r *http.Request, rt icerest.Route) ([]policies.Resource, *icerest.Error) {
 	switch rt.Operation {
-	case icerest.OpRenameTable, icerest.OpRenameView, icerest.OpCommitTransaction:
+	case icerest.OpRenameTable, icerest.OpRenameView, icerest.OpCommitTransaction, icerest.OpCreateNamespace:
 	default:
 		return []policies.Resource{{Namespace: rt.Namespace, Table: rt.Table, View: rt.View}}, nil
 	}
@@ -177,6 +175,7 @@ func resources(r *http.Request, rt icerest.Route) ([]policies.Resource, *icerest
 		Name      string   `json:"name"`
 	}
 	var req struct {
+		Namespace           []string `json:"namespace"` // createNamespace
 		Source, Destination ident
 		TableChanges        []struct {
 			Identifier ident `json:"identifier"`
@@ -184,6 +183,10 @@ func resources(r *http.Request, rt icerest.Route) ([]policies.Resource, *icerest
 	}
 	if err := json.Unmarshal(body, &req); err != nil {
 		return nil, icerest.Errorf(http.StatusBadRequest, icerest.BadRequest, "malformed request body: %v", err)
+	}
+	if rt.Operation == icerest.OpCreateNamespace {
+		// the namespace to be, so namespace-scoped roles can create below theirs
+		return []policies.Resource{{Namespace: req.Namespace}}, nil
 	}
 	obj := func(id ident) policies.Resource {
 		if rt.Operation == icerest.OpRenameView {

@@ -74,6 +74,7 @@ func TestRootCaddyfileServesAndSurvivesRestart(t *testing.T) {
 	addr, data := freeAddr(t), t.TempDir()
 	t.Setenv("LAKEGATE_ADDR", addr)
 	t.Setenv("LAKEGATE_DATA", data)
+	t.Setenv("LAKEGATE_POLICIES", "../../policies")
 	t.Setenv("LAKEGATE_ADMIN_PORT", strings.Split(freeAddr(t), ":")[1])
 	caddyfile, err := os.ReadFile("../../Caddyfile")
 	require.NoError(t, err)
@@ -97,6 +98,17 @@ func TestRootCaddyfileServesAndSurvivesRestart(t *testing.T) {
 	require.Equal(t, http.StatusOK, status)
 	assert.Equal(t, []any{[]any{"kept"}}, body["namespaces"])
 	assert.FileExists(t, data+"/local/catalog.db")
+
+	// the demo policy: anonymous may do anything but drop "protected"
+	resp, err = http.Post(base+"/v1/namespaces", "application/json", strings.NewReader(`{"namespace":["protected"]}`))
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	req, _ := http.NewRequest(http.MethodDelete, base+"/v1/namespaces/protected", nil)
+	resp, err = http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
 }
 
 func TestUnknownCatalogAndMissingWarehouse(t *testing.T) {
