@@ -22,11 +22,11 @@ type Config struct {
 
 // Defaults applied by New.
 const (
-	DefaultDir            = "policies"
+	DefaultDir = "policies"
 	// DefaultTimeout bounds one evaluation. A decision takes well under a
 	// millisecond, but on a loaded 2-core machine evaluations were seen
 	// past 100ms: a bound that tight denies healthy requests.
-	DefaultTimeout = time.Second
+	DefaultTimeout        = time.Second
 	DefaultReloadInterval = 2 * time.Second
 )
 
