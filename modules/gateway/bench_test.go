@@ -5,15 +5,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/apache/iceberg-go/table"
 	"github.com/caddyserver/caddy/v2"
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lakegate/lakegate/cache/redistest"
+	"github.com/lakegate/lakegate/identity"
 	"github.com/lakegate/lakegate/upstream/embedded"
 	"github.com/lakegate/lakegate/upstream/embedded/embeddedtest"
 )
@@ -31,10 +35,11 @@ const benchParallelism = 8
 // backend (direct) and through a lakegate remote catalog in front of the
 // same backend (gateway), in the same run, so the two are comparable as
 // a ratio. Client, gateway and backend share the machine's cores.
-func BenchmarkLoadTable(b *testing.B) {
+// benchBackend is an embedded backend holding bench.events with
+// benchSnapshots snapshots.
+func benchBackend(b *testing.B) *embeddedtest.Server {
 	ctx := context.Background()
 	backend := embeddedtest.Serve(b, embeddedtest.Config(b, embedded.SQLite))
-
 	cat := embeddedtest.Client(b, backend.URL)
 	id := table.Identifier{"bench", "events"}
 	require.NoError(b, cat.CreateNamespace(ctx, table.Identifier{"bench"}, nil))
@@ -47,44 +52,142 @@ func BenchmarkLoadTable(b *testing.B) {
 		require.NoError(b, err)
 	}
 	require.GreaterOrEqual(b, len(tbl.Metadata().Snapshots()), benchSnapshots)
+	return backend
+}
 
-	base := benchGateway(b, map[string]any{"catalogs": []any{remote("lake", backend.URL, nil)}})
-	path := "/namespaces/bench/tables/events"
-	targets := []struct{ name, url string }{
-		{"direct", backend.URL + "/v1/" + backend.Catalog.Name() + path},
-		{"gateway", base + "/v1/lake" + path},
-	}
-
+func benchClient(b *testing.B) *http.Client {
 	client := &http.Client{Transport: &http.Transport{
 		MaxIdleConns:        256,
 		MaxIdleConnsPerHost: 256,
 		IdleConnTimeout:     90 * time.Second,
 	}}
 	b.Cleanup(client.CloseIdleConnections)
+	return client
+}
 
-	for _, tg := range targets {
-		// both answer the same table before anything is timed
-		size := loadOnce(b, client, tg.url)
-		b.Run(tg.name, func(b *testing.B) {
+// parallel runs op from benchParallelism goroutines per core.
+func parallel(b *testing.B, name string, bytes int, op func() error) {
+	b.Run(name, func(b *testing.B) {
+		b.ReportAllocs()
+		if bytes > 0 {
+			b.SetBytes(int64(bytes))
+		}
+		b.SetParallelism(benchParallelism)
+		b.ResetTimer()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if err := op(); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	})
+}
+
+// BenchmarkLoadTable: the proxy's cost, against the backend direct.
+func BenchmarkLoadTable(b *testing.B) {
+	backend := benchBackend(b)
+	base := gateway(b, map[string]any{"catalogs": []any{remote("lake", backend.URL, nil)}})
+	path := "/namespaces/bench/tables/events"
+	client := benchClient(b)
+	for _, tg := range []struct{ name, url string }{
+		{"direct", backend.URL + "/v1/" + backend.Catalog.Name() + path},
+		{"gateway", base + "/v1/lake" + path},
+	} {
+		size := loadOnce(b, client, tg.url) // both answer the same table before anything is timed
+		parallel(b, tg.name, size, func() error { return loadTable(client, tg.url, "") })
+	}
+}
+
+// BenchmarkLoadTablePolicy: authentication (a static token) plus the
+// role-based OPA policy on every request, against the same gateway
+// without them. Caddy runs one config at a time, so the two are
+// measured one after the other in the same run.
+func BenchmarkLoadTablePolicy(b *testing.B) {
+	backend := benchBackend(b)
+	client := benchClient(b)
+	for _, v := range []struct {
+		name  string
+		extra map[string]any
+		token string
+	}{
+		{"policy-off", nil, ""},
+		{"policy-on", map[string]any{
+			"identity": map[string]any{"required": true, "tokens": []any{
+				map[string]any{"id": "bench", "sha256": identity.HashSecret("bench-token"), "groups": []string{"reader"}}}},
+			"policy": map[string]any{"dir": "../../policies", "package": "lakegate.roles"},
+		}, "bench-token"},
+	} {
+		app := map[string]any{"catalogs": []any{remote("lake", backend.URL, nil)}}
+		for k, val := range v.extra {
+			app[k] = val
+		}
+		url := gateway(b, app) + "/v1/lake/namespaces/bench/tables/events"
+		require.NoError(b, loadTable(client, url, v.token))
+		parallel(b, v.name, 0, func() error { return loadTable(client, url, v.token) })
+		require.NoError(b, caddy.Stop())
+	}
+}
+
+// BenchmarkCommit: keyed commits (Idempotency-Key, memory and Redis
+// stores) against unkeyed ones, through the same gateway and backend.
+// Each goroutine commits to a table of its own (commits to one table
+// from many writers would mostly measure 409s).
+func BenchmarkCommit(b *testing.B) {
+	backend := embeddedtest.Serve(b, embeddedtest.Config(b, embedded.SQLite))
+	cat := embeddedtest.Client(b, backend.URL)
+	ctx := context.Background()
+	require.NoError(b, cat.CreateNamespace(ctx, table.Identifier{"bench"}, nil))
+	const tables = 64
+	for i := 0; i < tables; i++ {
+		_, err := cat.CreateTable(ctx, table.Identifier{"bench", fmt.Sprintf("t%d", i)}, embeddedtest.EventSchema)
+		require.NoError(b, err)
+	}
+	client := benchClient(b)
+	for _, v := range []struct {
+		name  string
+		redis string
+		key   bool
+	}{
+		{"no-key", "", false},
+		{"key-memory", "", true},
+		{"key-redis", redistest.URL(b), true},
+	} {
+		app := map[string]any{"redis": v.redis, "catalogs": []any{map[string]any{
+			"name": "lake", "remote": map[string]any{"url": backend.URL}, "idempotency": map[string]any{}}}}
+		base := gateway(b, app) + "/v1/lake/namespaces/bench/tables/t"
+		var worker, seq atomic.Int64
+		b.Run(v.name, func(b *testing.B) {
 			b.ReportAllocs()
-			b.SetBytes(int64(size))
 			b.SetParallelism(benchParallelism)
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
+				url := fmt.Sprintf("%s%d", base, worker.Add(1)%tables)
 				for pb.Next() {
-					if err := loadTable(client, tg.url); err != nil {
+					body := fmt.Sprintf(`{"requirements":[],"updates":[{"action":"set-properties","updates":{"n":"%d"}}]}`, seq.Add(1))
+					if err := commitOnce(client, url, body, v.key); err != nil {
 						b.Error(err)
 						return
 					}
 				}
 			})
 		})
+		require.NoError(b, caddy.Stop())
 	}
 }
 
-// loadTable GETs url, reads and closes the body, and wants a 200.
-func loadTable(client *http.Client, url string) error {
-	resp, err := client.Get(url)
+// loadTable GETs url (with a bearer token when given), reads and closes
+// the body, and wants a 200.
+func loadTable(client *http.Client, url, token string) error {
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		return err
 	}
@@ -116,39 +219,23 @@ func loadOnce(tb testing.TB, client *http.Client, url string) int {
 	return len(body)
 }
 
-// benchGateway is gateway() for testing.TB: lakegate in-process on a
-// loopback port with the given app config; it returns the base URL once
-// the listener answers, and stops Caddy when tb ends.
-func benchGateway(tb testing.TB, app map[string]any) string {
-	tb.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(tb, err)
-	addr := l.Addr().String()
-	require.NoError(tb, l.Close())
-	cfg := map[string]any{
-		"admin":   map[string]any{"disabled": true},
-		"logging": map[string]any{"logs": map[string]any{"default": map[string]any{"level": "ERROR"}}},
-		"apps": map[string]any{
-			"lakegate": app,
-			"http": map[string]any{"servers": map[string]any{"lakegate": map[string]any{
-				"listen":          []string{addr},
-				"routes":          []any{map[string]any{"handle": []any{map[string]any{"handler": "lakegate_iceberg"}}}},
-				"automatic_https": map[string]any{"disable": true},
-			}}},
-		},
+// commitOnce POSTs a commit, with a fresh Idempotency-Key when key.
+func commitOnce(client *http.Client, url, body string, key bool) error {
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		return err
 	}
-	raw, err := json.Marshal(cfg)
-	require.NoError(tb, err)
-	require.NoError(tb, caddy.Load(raw, true))
-	tb.Cleanup(func() { _ = caddy.Stop() })
-	for i := 0; ; i++ {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			c.Close()
-			break
-		}
-		require.Less(tb, i, 100, "gateway did not listen on %s: %v", addr, err)
-		time.Sleep(20 * time.Millisecond)
+	if key {
+		req.Header.Set("Idempotency-Key", uuid.Must(uuid.NewV7()).String())
 	}
-	return "http://" + addr
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("commit %s: %d", url, resp.StatusCode)
+	}
+	return nil
 }

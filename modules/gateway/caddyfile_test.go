@@ -22,7 +22,7 @@ import (
 )
 
 // freeAddr returns a loopback address with a free port.
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -42,7 +42,7 @@ func adapt(t *testing.T, caddyfile []byte) []byte {
 }
 
 // startCaddy runs Caddy in-process on cfg and stops it when the test ends.
-func startCaddy(t *testing.T, cfg []byte) {
+func startCaddy(t testing.TB, cfg []byte) {
 	t.Helper()
 	require.NoError(t, caddy.Load(cfg, true))
 	t.Cleanup(func() { _ = caddy.Stop() })

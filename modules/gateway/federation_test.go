@@ -3,8 +3,10 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/catalog/catalogtest"
@@ -17,12 +19,11 @@ import (
 	"github.com/lakegate/lakegate/upstream/embedded/embeddedtest"
 )
 
-// gateway starts lakegate in-process with the given lakegate app config
-// and returns its base URL.
-func gateway(t *testing.T, app map[string]any) string {
+// caddyJSON is a Caddy config serving lakegate on addr with the given
+// lakegate app config (admin off, errors-only logs).
+func caddyJSON(t testing.TB, addr string, app map[string]any) []byte {
 	t.Helper()
-	addr := freeAddr(t)
-	cfg := map[string]any{
+	raw, err := json.Marshal(map[string]any{
 		"admin":   map[string]any{"disabled": true},
 		"logging": map[string]any{"logs": map[string]any{"default": map[string]any{"level": "ERROR"}}},
 		"apps": map[string]any{
@@ -33,10 +34,24 @@ func gateway(t *testing.T, app map[string]any) string {
 				"automatic_https": map[string]any{"disable": true},
 			}}},
 		},
-	}
-	raw, err := json.Marshal(cfg)
+	})
 	require.NoError(t, err)
-	startCaddy(t, raw)
+	return raw
+}
+
+// gateway starts lakegate in-process with the given lakegate app config
+// and returns its base URL once it listens.
+func gateway(t testing.TB, app map[string]any) string {
+	t.Helper()
+	addr := freeAddr(t)
+	startCaddy(t, caddyJSON(t, addr, app))
+	require.Eventually(t, func() bool {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	}, 5*time.Second, 10*time.Millisecond, "gateway did not listen on %s", addr)
 	return "http://" + addr
 }
 

@@ -59,19 +59,7 @@ func lakegateBinary(t *testing.T) string {
 func replica(t *testing.T, app map[string]any) string {
 	t.Helper()
 	addr := freeAddr(t)
-	cfg, err := json.Marshal(map[string]any{
-		"admin":   map[string]any{"disabled": true},
-		"logging": map[string]any{"logs": map[string]any{"default": map[string]any{"level": "ERROR"}}},
-		"apps": map[string]any{
-			"lakegate": app,
-			"http": map[string]any{"servers": map[string]any{"lakegate": map[string]any{
-				"listen":          []string{addr},
-				"routes":          []any{map[string]any{"handle": []any{map[string]any{"handler": "lakegate_iceberg"}}}},
-				"automatic_https": map[string]any{"disable": true},
-			}}},
-		},
-	})
-	require.NoError(t, err)
+	cfg := caddyJSON(t, addr, app)
 	path := filepath.Join(t.TempDir(), "config.json")
 	require.NoError(t, os.WriteFile(path, cfg, 0o600))
 	cmd := exec.Command(lakegateBinary(t), "run", "--config", path)
