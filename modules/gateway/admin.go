@@ -8,6 +8,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 
 	"github.com/lakegate/lakegate/cache"
+	"github.com/lakegate/lakegate/policies"
 )
 
 func init() {
@@ -16,7 +17,7 @@ func init() {
 
 // adminAPI serves lakegate's admin endpoints on Caddy's admin listener:
 //
-//	GET  /lakegate/cache/stats   cache and replay counters
+//	GET  /lakegate/cache/stats   cache, replay and policy counters
 //	POST /lakegate/cache/purge   {"catalog": c, "namespace": [...], "table": t}
 //	                             (table, namespace, or whole catalog)
 type adminAPI struct{}
@@ -46,6 +47,7 @@ func activeApp() (*App, error) {
 type stats struct {
 	Cache  *cache.Stats            `json:"cache,omitempty"`
 	Replay map[string]replayCounts `json:"replay,omitempty"`
+	Policy *policies.Stats         `json:"policy,omitempty"`
 }
 
 type replayCounts struct {
@@ -65,6 +67,10 @@ func handleStats(w http.ResponseWriter, r *http.Request) error {
 	if app.cache != nil {
 		s := app.cache.Stats()
 		out.Cache = &s
+	}
+	if eng := app.guard.policy; eng != nil {
+		ps := eng.Stats()
+		out.Policy = &ps
 	}
 	for name, cat := range app.backends {
 		if rp := cat.pipeline.Replayer; rp != nil {
