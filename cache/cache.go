@@ -6,6 +6,8 @@ package cache
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -70,21 +72,46 @@ type Stats struct {
 	L1Bytes       int64 `json:"l1_bytes"`
 }
 
+// drop is one L1 invalidation: its generation and normalized prefix.
+type drop struct {
+	gen    uint64
+	prefix string
+}
+
 // Cache is safe for concurrent use.
 type Cache struct {
 	cfg Config
 	log *zap.Logger
 
-	mu    sync.Mutex // guards bytes accounting with the LRU
+	mu    sync.Mutex // guards bytes accounting with the LRU, and recent
 	l1    *lru.Cache[string, *Entry]
 	bytes int64
+	gen   atomic.Uint64 // bumped (under mu) by every L1 drop, local or from the bus
+	// recent are the latest drops, at index gen % len: what PutIf checks.
+	recent [64]drop
+
+	// fill is held shared by a PutIf until its Redis write is done, and
+	// taken exclusively by an invalidation (local or from the bus) to bump
+	// gen: a fill that passed its check before has then landed in Redis,
+	// where the invalidation deletes it; one after it fails the check.
+	fill sync.RWMutex
 
 	rdb    redis.UniversalClient // nil: memory only
 	l2Down atomic.Bool
 	sub    *redis.PubSub
 	done   chan struct{}
+	id     string // tags this cache's bus messages, which it ignores
+
+	acksMu sync.Mutex
+	acks   map[string]chan struct{} // by message: one send per replica's ack
 
 	lastProbe atomic.Int64 // unix nanos of the last health check of a down Redis
+
+	// pending holds invalidations Redis missed while it was down; they are
+	// applied (and published) before Redis is used again.
+	pendMu     sync.Mutex
+	pending    map[string]bool
+	pendingAll bool // too many to remember: drop every table from L2
 
 	l1Hits, l2Hits, misses, revalidations, notModified, invalidations, stale atomic.Int64
 }
@@ -107,14 +134,28 @@ func New(cfg Config, rdb redis.UniversalClient, log *zap.Logger) (*Cache, error)
 	if log == nil {
 		log = zap.NewNop()
 	}
-	c := &Cache{cfg: cfg, log: log, rdb: rdb, done: make(chan struct{})}
+	c := &Cache{cfg: cfg, log: log, rdb: rdb, done: make(chan struct{}), pending: map[string]bool{}, id: newID(), acks: map[string]chan struct{}{}}
 	l1, err := lru.NewWithEvict(cfg.MaxEntries, func(_ string, e *Entry) { c.bytes -= e.size() })
 	if err != nil {
 		return nil, err
 	}
 	c.l1 = l1
 	if rdb != nil {
-		c.sub = rdb.Subscribe(context.Background(), c.channel())
+		c.sub = rdb.Subscribe(context.Background(), c.channel(), c.ackChannel(c.id))
+		// Wait (briefly) for both subscriptions: every later confirmation
+		// is a reconnection, after which L1 may hold what the bus missed.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		for {
+			msg, err := c.sub.Receive(ctx)
+			if err != nil {
+				c.markDown(err)
+				break
+			}
+			if s, ok := msg.(*redis.Subscription); ok && s.Count >= 2 {
+				break
+			}
+		}
+		cancel()
 		go c.listen()
 	}
 	return c, nil
@@ -122,19 +163,28 @@ func New(cfg Config, rdb redis.UniversalClient, log *zap.Logger) (*Cache, error)
 
 func (c *Cache) channel() string { return c.cfg.Prefix + "cache:invalidate" }
 
+// ackChannel is where the cache with that id hears other replicas confirm
+// they applied its invalidation.
+func (c *Cache) ackChannel(id string) string { return c.cfg.Prefix + "cache:ack:" + id }
+
 // hashKey is the Redis hash holding every variant of one table.
 func (c *Cache) hashKey(table string) string { return c.cfg.Prefix + "lt:" + table }
 
-// Get looks key up in L1, then L2 (filling L1 on an L2 hit).
-func (c *Cache) Get(ctx context.Context, table, key string) (*Entry, Level) {
+// Get looks the keys (variants of one table, by preference) up in L1,
+// then in L2 in one round trip (filling L1 on an L2 hit), and returns the
+// first found: an L1 hit never waits on Redis.
+func (c *Cache) Get(ctx context.Context, table string, keys ...string) (*Entry, Level) {
 	c.mu.Lock()
-	e, ok := c.l1.Get(table + "\x00" + key)
-	c.mu.Unlock()
-	if ok {
-		return e, L1
+	for _, key := range keys {
+		if e, ok := c.l1.Get(table + "\x00" + key); ok {
+			c.mu.Unlock()
+			return e, L1
+		}
 	}
-	if e := c.getL2(ctx, table, key); e != nil {
-		c.putL1(table+"\x00"+key, e)
+	c.mu.Unlock()
+	gen := c.Generation()
+	if key, e := c.getL2(ctx, table, keys); e != nil {
+		c.putL1(table, key, e, gen)
 		return e, L2
 	}
 	return nil, Miss
@@ -142,24 +192,51 @@ func (c *Cache) Get(ctx context.Context, table, key string) (*Entry, Level) {
 
 // Put stores e in L1 and L2.
 func (c *Cache) Put(ctx context.Context, table, key string, e *Entry) {
-	c.putL1(table+"\x00"+key, e)
-	if c.rdb == nil || c.l2Down.Load() && !c.probe(ctx) {
-		return
+	c.PutIf(ctx, table, key, e, c.Generation())
+}
+
+// Generation is a token to take before asking the backend for what will
+// be stored with PutIf.
+func (c *Cache) Generation() uint64 { return c.gen.Load() }
+
+// PutIf stores e in L1 and L2 unless an invalidation of the table ran
+// (here, or on another replica as far as the bus has told) since gen was
+// taken: e may then predate a write. It reports whether e was stored.
+func (c *Cache) PutIf(ctx context.Context, table, key string, e *Entry, gen uint64) bool {
+	c.fill.RLock()
+	defer c.fill.RUnlock()
+	if !c.putL1(table, key, e, gen) {
+		return false
+	}
+	if !c.usable() {
+		return true
 	}
 	raw, err := json.Marshal(e)
 	if err != nil {
-		return
+		return true
 	}
 	pipe := c.rdb.TxPipeline()
 	pipe.HSet(ctx, c.hashKey(table), key, raw)
 	pipe.Expire(ctx, c.hashKey(table), c.cfg.L2TTL)
 	_, err = pipe.Exec(ctx)
-	c.l2Result(err)
+	c.markDown(err)
+	return true
 }
 
-func (c *Cache) putL1(k string, e *Entry) {
+func (c *Cache) putL1(table, key string, e *Entry, gen uint64) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if now := c.gen.Load(); now != gen {
+		if now-gen > uint64(len(c.recent)) {
+			return false // too many since: assume the table was among them
+		}
+		for g := gen + 1; g <= now; g++ {
+			if d := c.recent[g%uint64(len(c.recent))]; d.gen != g || strings.HasPrefix(table+"\x00", d.prefix) {
+				return false
+			}
+		}
+	}
+	k := table + "\x00" + key
 	if old, ok := c.l1.Peek(k); ok {
 		c.bytes -= old.size()
 	}
@@ -168,50 +245,111 @@ func (c *Cache) putL1(k string, e *Entry) {
 	for c.bytes > c.cfg.MaxBytes && c.l1.Len() > 0 {
 		c.l1.RemoveOldest()
 	}
+	return true
 }
 
-func (c *Cache) getL2(ctx context.Context, table, key string) *Entry {
-	if c.rdb == nil || c.l2Down.Load() && !c.probe(ctx) {
-		return nil
+func (c *Cache) getL2(ctx context.Context, table string, keys []string) (string, *Entry) {
+	if len(keys) == 0 || !c.usable() {
+		return "", nil
 	}
-	raw, err := c.rdb.HGet(ctx, c.hashKey(table), key).Bytes()
-	if errors.Is(err, redis.Nil) {
-		c.l2Result(nil)
-		return nil
-	}
-	c.l2Result(err)
+	vals, err := c.rdb.HMGet(ctx, c.hashKey(table), keys...).Result()
 	if err != nil {
-		return nil
+		c.markDown(err)
+		return "", nil
 	}
-	var e Entry
-	if json.Unmarshal(raw, &e) != nil {
-		return nil
+	for i, v := range vals {
+		raw, ok := v.(string)
+		if !ok {
+			continue // not there
+		}
+		var e Entry
+		if json.Unmarshal([]byte(raw), &e) == nil {
+			return keys[i], &e
+		}
 	}
-	return &e
+	return "", nil
 }
 
-// l2Result tracks Redis health: logged once when it goes, once when back.
-func (c *Cache) l2Result(err error) {
-	if err != nil && !errors.Is(err, context.Canceled) {
-		if !c.l2Down.Swap(true) {
-			c.log.Warn("redis unavailable: the cache serves from memory until it returns", zap.Error(err))
-		}
+// markDown records a failed Redis call: Redis is skipped (logged once)
+// until a probe finds it back. Only the probe marks it up again, once the
+// invalidations it missed are applied.
+func (c *Cache) markDown(err error) {
+	if err == nil || errors.Is(err, context.Canceled) {
 		return
 	}
-	if err == nil && c.l2Down.Swap(false) {
-		c.log.Info("redis is back: the shared cache is in use again")
+	if !c.l2Down.Swap(true) {
+		c.log.Warn("redis unavailable: the cache serves from memory until it returns", zap.Error(err))
 	}
 }
 
-// probe checks a down Redis at most once a second.
-func (c *Cache) probe(ctx context.Context) bool {
-	now := time.Now().UnixNano()
-	last := c.lastProbe.Load()
-	if now-last < int64(time.Second) || !c.lastProbe.CompareAndSwap(last, now) {
+// usable tells whether to use Redis now. While it is down, requests never
+// wait on it: a probe runs in the background at most once a second.
+func (c *Cache) usable() bool {
+	if c.rdb == nil {
 		return false
 	}
-	c.l2Result(c.rdb.Ping(ctx).Err())
-	return !c.l2Down.Load()
+	if !c.l2Down.Load() {
+		return true
+	}
+	now := time.Now().UnixNano()
+	last := c.lastProbe.Load()
+	if now-last >= int64(time.Second) && c.lastProbe.CompareAndSwap(last, now) {
+		go c.probe()
+	}
+	return false
+}
+
+// probe checks a down Redis and, when it answers, applies the
+// invalidations it missed before marking it up.
+func (c *Cache) probe() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if c.rdb.Ping(ctx).Err() != nil {
+		return
+	}
+	for {
+		c.pendMu.Lock()
+		all, todo := c.pendingAll, c.pending
+		if !all && len(todo) == 0 {
+			if c.l2Down.Swap(false) {
+				c.log.Info("redis is back: the shared cache is in use again")
+			}
+			c.pendMu.Unlock()
+			return
+		}
+		c.pendingAll, c.pending = false, map[string]bool{}
+		c.pendMu.Unlock()
+		if all {
+			todo = map[string]bool{"": true}
+		}
+		for prefix := range todo {
+			err := c.dropL2(ctx, prefix)
+			if err == nil {
+				err = c.publish(ctx, prefix, false)
+			}
+			if err != nil { // still down: keep what is left for the next probe
+				c.pendMu.Lock()
+				for p := range todo {
+					c.remember(p)
+				}
+				c.pendMu.Unlock()
+				return
+			}
+			delete(todo, prefix)
+		}
+	}
+}
+
+// maxPending bounds the invalidations remembered while Redis is down.
+const maxPending = 10000
+
+// remember records an invalidation for when Redis is back ("": all).
+func (c *Cache) remember(prefix string) {
+	if prefix == "" || len(c.pending) >= maxPending {
+		c.pendingAll = true
+		return
+	}
+	c.pending[prefix] = true
 }
 
 // TableKey names one table of one catalog.
@@ -229,23 +367,49 @@ func CatalogPrefix(catalog string) string { return catalog + "\x00" }
 
 // Invalidate drops every cached variant of the tables under prefix (a
 // table key, or a namespace or catalog prefix ending in "\x00"), here,
-// in Redis, and on every replica through the bus.
+// in Redis, and on every replica through the bus. A write has happened by
+// now, so the client going away does not cut the invalidation short, and
+// while Redis is down it is remembered and applied when Redis is back.
 func (c *Cache) Invalidate(ctx context.Context, prefix string) {
+	ctx = context.WithoutCancel(ctx)
 	c.invalidations.Add(1)
+	c.fill.Lock()
 	c.dropL1(prefix)
+	c.fill.Unlock()
 	if c.rdb == nil {
+		return
+	}
+	c.pendMu.Lock()
+	down := c.l2Down.Load()
+	if down {
+		c.remember(prefix)
+	}
+	c.pendMu.Unlock()
+	if down {
+		c.usable() // probe
 		return
 	}
 	err := c.dropL2(ctx, prefix)
 	if err == nil {
-		err = c.rdb.Publish(ctx, c.channel(), prefix).Err()
+		err = c.publish(ctx, prefix, true)
 	}
-	c.l2Result(err)
+	if err != nil {
+		c.pendMu.Lock()
+		c.remember(prefix)
+		c.markDown(err)
+		c.pendMu.Unlock()
+	}
 }
 
+// dropL1 drops the tables under prefix from L1; "" drops everything.
 func (c *Cache) dropL1(prefix string) {
+	if prefix != "" && !strings.HasSuffix(prefix, "\x00") {
+		prefix += "\x00" // one table, not every table whose name it begins
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	g := c.gen.Add(1)
+	c.recent[g%uint64(len(c.recent))] = drop{g, prefix}
 	for _, k := range c.l1.Keys() {
 		if strings.HasPrefix(k, prefix) {
 			c.l1.Remove(k)
@@ -253,8 +417,9 @@ func (c *Cache) dropL1(prefix string) {
 	}
 }
 
+// dropL2 deletes the tables under prefix from Redis; "" deletes them all.
 func (c *Cache) dropL2(ctx context.Context, prefix string) error {
-	if !strings.HasSuffix(prefix, "\x00") { // one table: one hash
+	if prefix != "" && !strings.HasSuffix(prefix, "\x00") { // one table: one hash
 		return c.rdb.Del(ctx, c.hashKey(prefix)).Err()
 	}
 	iter := c.rdb.Scan(ctx, 0, escapeGlob(c.hashKey(prefix))+"*", 256).Iterator()
@@ -266,13 +431,63 @@ func (c *Cache) dropL2(ctx context.Context, prefix string) error {
 	return iter.Err()
 }
 
+// ackWait bounds how long an invalidation waits for the other replicas
+// to confirm they applied it.
+const ackWait = 250 * time.Millisecond
+
+// publish tells the other replicas, through the bus, to drop prefix and,
+// with wait, returns once they all confirmed it (or after ackWait): a
+// Redis PUBLISH returns before its subscribers act on it, and a client
+// told its write is done may read through another replica at once.
+func (c *Cache) publish(ctx context.Context, prefix string, wait bool) error {
+	msgID := ""
+	var acked chan struct{}
+	if wait {
+		msgID, acked = newID(), make(chan struct{}, 16)
+		c.acksMu.Lock()
+		c.acks[msgID] = acked
+		c.acksMu.Unlock()
+		defer func() {
+			c.acksMu.Lock()
+			delete(c.acks, msgID)
+			c.acksMu.Unlock()
+		}()
+	}
+	n, err := c.rdb.Publish(ctx, c.channel(), c.id+"\x01"+msgID+"\x01"+prefix).Result()
+	if err != nil || !wait {
+		return err
+	}
+	timeout := time.NewTimer(ackWait)
+	defer timeout.Stop()
+	for got := int64(0); got < n-1; got++ { // every subscriber but this cache
+		select {
+		case <-acked:
+		case <-timeout.C:
+			c.log.Warn("replicas did not confirm an invalidation in time; they may serve it stale until they do",
+				zap.Int64("confirmed", got), zap.Int64("replicas", n-1))
+			return nil
+		}
+	}
+	return nil
+}
+
+func newID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
 func escapeGlob(s string) string {
 	return strings.NewReplacer(`\`, `\\`, "*", `\*`, "?", `\?`, "[", `\[`, "]", `\]`).Replace(s)
 }
 
-// listen applies other replicas' invalidations to L1.
+// listen applies other replicas' invalidations to L1. A table's hash is
+// deleted from Redis once more on receipt: a fill this replica had in
+// flight may have stored the old response after the writer deleted it.
+// After a reconnection, whatever the bus missed while it was down may be
+// in L1, so L1 is emptied.
 func (c *Cache) listen() {
-	ch := c.sub.Channel()
+	ch := c.sub.ChannelWithSubscriptions()
 	for {
 		select {
 		case <-c.done:
@@ -281,7 +496,44 @@ func (c *Cache) listen() {
 			if !ok {
 				return
 			}
-			c.dropL1(msg.Payload)
+			switch m := msg.(type) {
+			case *redis.Message:
+				if m.Channel != c.channel() {
+					c.acked(m.Payload)
+					continue
+				}
+				from, rest, ok := strings.Cut(m.Payload, "\x01")
+				msgID, prefix, ok2 := strings.Cut(rest, "\x01")
+				if !ok || !ok2 || from == c.id {
+					continue // this cache's own: applied before it was sent
+				}
+				c.fill.Lock()
+				c.dropL1(prefix)
+				c.fill.Unlock()
+				if prefix != "" && !strings.HasSuffix(prefix, "\x00") && c.usable() {
+					c.markDown(c.rdb.Del(context.Background(), c.hashKey(prefix)).Err())
+				}
+				if msgID != "" && c.usable() {
+					c.markDown(c.rdb.Publish(context.Background(), c.ackChannel(from), msgID).Err())
+				}
+			case *redis.Subscription:
+				if m.Kind == "subscribe" {
+					c.dropL1("")
+				}
+			}
+		}
+	}
+}
+
+// acked passes another replica's confirmation to the waiting publish.
+func (c *Cache) acked(msgID string) {
+	c.acksMu.Lock()
+	ch := c.acks[msgID]
+	c.acksMu.Unlock()
+	if ch != nil {
+		select {
+		case ch <- struct{}{}:
+		default:
 		}
 	}
 }
@@ -317,6 +569,11 @@ func (c *Cache) Stats() Stats {
 
 // Close stops listening to the bus (the Redis client is the caller's).
 func (c *Cache) Close() error {
+	select {
+	case <-c.done:
+		return nil
+	default:
+	}
 	close(c.done)
 	if c.sub != nil {
 		return c.sub.Close()

@@ -36,6 +36,10 @@ type TableCache struct {
 	Cache   *cache.Cache
 	Config  CacheConfig
 	Catalog string
+	// PerPrincipal keys every entry by principal: for backends that
+	// authorize each caller themselves (passthrough auth), where serving
+	// one caller's answer to another would skip the backend's check.
+	PerPrincipal bool
 }
 
 // Serve runs the cache layer for one request.
@@ -70,11 +74,12 @@ func (tc *TableCache) load(w http.ResponseWriter, r *http.Request, rt icerest.Ro
 	ctx := r.Context()
 	table := cache.TableKey(tc.Catalog, rt.Namespace, rt.Table)
 	shared := variant(r)
-	private := shared + "|principal=" + principal
-	e, level := tc.Cache.Get(ctx, table, private)
-	if e == nil {
-		e, level = tc.Cache.Get(ctx, table, shared)
+	if tc.PerPrincipal {
+		shared += "|principal=" + principal
 	}
+	private := shared + "|principal=" + principal
+	gen := tc.Cache.Generation() // before the backend is asked: see store
+	e, level := tc.Cache.Get(ctx, table, private, shared)
 	if e != nil && time.Since(e.Stored) < tc.Config.MaxAge {
 		tc.Cache.Count(level)
 		tc.answer(w, r, e, shared, levelName(level))
@@ -83,7 +88,9 @@ func (tc *TableCache) load(w http.ResponseWriter, r *http.Request, rt icerest.Ro
 	tc.Cache.Count(cache.Miss)
 	out := r.Clone(ctx)
 	out.Header.Del("If-None-Match") // the client's tag is the gateway's, answered below
-	if e != nil && e.BackendETag != "" {
+	// Vended credentials expire: a 304 must not extend them, so an entry
+	// that carries them is fetched again in full.
+	if e != nil && e.BackendETag != "" && !e.Credentials {
 		tc.Cache.CountRevalidation()
 		out.Header.Set("If-None-Match", e.BackendETag)
 	}
@@ -92,11 +99,11 @@ func (tc *TableCache) load(w http.ResponseWriter, r *http.Request, rt icerest.Ro
 	case rec.Status == http.StatusNotModified && e != nil:
 		fresh := *e
 		fresh.Stored = time.Now()
-		tc.store(r, table, shared, private, &fresh)
+		tc.store(r, table, shared, private, &fresh, gen)
 		tc.answer(w, r, &fresh, shared, "revalidated")
 	case rec.Status == http.StatusOK:
 		fresh := newEntry(rec)
-		tc.store(r, table, shared, private, fresh)
+		tc.store(r, table, shared, private, fresh, gen)
 		tc.answer(w, r, fresh, shared, "miss")
 	case rec.Status >= 500 && e != nil && !e.Credentials &&
 		time.Since(e.Stored) < tc.Config.MaxAge+tc.Config.StaleIfError:
@@ -108,12 +115,14 @@ func (tc *TableCache) load(w http.ResponseWriter, r *http.Request, rt icerest.Ro
 	}
 }
 
-func (tc *TableCache) store(r *http.Request, table, shared, private string, e *cache.Entry) {
+// store caches e unless an invalidation ran since gen: a write that
+// completed while this load was in flight may postdate e.
+func (tc *TableCache) store(r *http.Request, table, shared, private string, e *cache.Entry, gen uint64) {
 	key := shared
 	if e.Credentials {
 		key = private // one principal's credentials are never served to another
 	}
-	tc.Cache.Put(r.Context(), table, key, e)
+	tc.Cache.PutIf(r.Context(), table, key, e, gen)
 }
 
 // answer serves an entry with the gateway's ETag, or 304 when the client

@@ -124,7 +124,8 @@ func (a *App) Provision(ctx caddy.Context) error {
 			if err != nil {
 				return err
 			}
-			p.Cache = &upstream.TableCache{Cache: c, Config: *cc.Cache, Catalog: cc.Name}
+			p.Cache = &upstream.TableCache{Cache: c, Config: *cc.Cache, Catalog: cc.Name,
+				PerPrincipal: cc.Remote != nil && cc.Remote.Auth.Mode == upstream.AuthPassthrough}
 		}
 		a.backends[cc.Name] = &catalogState{cfg: cc, pipeline: p}
 	}

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/redis/go-redis/v9"
@@ -32,6 +33,13 @@ func redisClient(url string) (redis.UniversalClient, error) {
 		if err != nil {
 			return nil, fmt.Errorf("redis: %w", err)
 		}
+		// Fail fast when Redis is gone: the cache falls back to memory and
+		// keyed writes get 503, instead of every request waiting seconds
+		// through go-redis's default retries.
+		opts.MaxRetries = 1
+		opts.DialTimeout = 500 * time.Millisecond
+		opts.ReadTimeout = 500 * time.Millisecond
+		opts.WriteTimeout = 500 * time.Millisecond
 		return pooledRedis{redis.NewClient(opts)}, nil
 	})
 	if err != nil {
