@@ -57,3 +57,17 @@ func reportPercentiles(b *testing.B, lat []time.Duration) {
 	b.ReportMetric(at(0.50), "p50-ns")
 	b.ReportMetric(at(0.99), "p99-ns")
 }
+
+// BenchmarkDecideAllowAll is the engine's own cost: input conversion,
+// evaluation setup and result reading around a policy that decides nothing.
+func BenchmarkDecideAllowAll(b *testing.B) {
+	e := newEngine(b, "lakegate.allow_all")
+	ctx := context.Background()
+	in := request("bench", []string{"staff"}, "loadTable", "sales", "eu")
+	b.ReportAllocs()
+	for b.Loop() {
+		if d, err := e.Decide(ctx, in); err != nil || !d.Allow {
+			b.Fatalf("decision %+v, %v", d, err)
+		}
+	}
+}

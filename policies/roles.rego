@@ -67,12 +67,6 @@ grants contains [r, ns] if {
 	ns := substring(g, i + 1, -1)
 }
 
-# Namespace roles for the request's first-level namespace.
-namespace_roles contains r if {
-	some [r, ns] in grants
-	ns == namespace[0]
-}
-
 has_any_role if count(global_roles) > 0
 
 has_any_role if count(grants) > 0
@@ -85,15 +79,24 @@ catalog_wide if {
 	count(namespace) == 0
 }
 
-roles := global_roles | namespace_roles
+# holds(r): the principal has role r for this request, globally or on the
+# request's first-level namespace. Membership tests on the groups (rather
+# than building the role sets) keep a decision on Rego's fast path.
+holds(r) if r in input.principal.groups
+
+holds(r) if {
+	r != "admin"
+	count(namespace) > 0
+	concat(":", [r, namespace[0]]) in input.principal.groups
+}
 
 # role is the strongest role that applies to this request.
 role := "admin" if {
-	"admin" in roles
+	holds("admin")
 } else := "writer" if {
-	"writer" in roles
+	holds("writer")
 } else := "reader" if {
-	"reader" in roles
+	holds("reader")
 } else := "reader" if {
 	catalog_wide
 	has_any_role
