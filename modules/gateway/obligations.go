@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -20,6 +21,9 @@ var returnsTable = map[string]bool{
 // stripCredentials removes `storage-credentials` and secret `config` keys
 // from a table response; other bodies are returned as they are.
 func stripCredentials(body []byte) []byte {
+	if !mayHoldCredentials(body) {
+		return body // nothing to strip: skip parsing a large document
+	}
 	var doc map[string]json.RawMessage
 	if json.Unmarshal(body, &doc) != nil {
 		return body
@@ -41,6 +45,23 @@ func stripCredentials(body []byte) []byte {
 		return body
 	}
 	return out
+}
+
+// credentialMarkers are substrings without which a body can hold neither
+// storage-credentials nor a secret config key (see icerest.IsSecretConfigKey).
+var credentialMarkers = [][]byte{[]byte("storage-credentials"), []byte("secret"), []byte("token"),
+	[]byte("password"), []byte("sas"), []byte("credential"), []byte("access-key-id"), []byte("session")}
+
+// mayHoldCredentials is a cheap necessary condition for stripCredentials
+// to change anything; most table answers fail it and are passed as is.
+// Iceberg config keys are lower case, so the search is too.
+func mayHoldCredentials(body []byte) bool {
+	for _, m := range credentialMarkers {
+		if bytes.Contains(body, m) {
+			return true
+		}
+	}
+	return false
 }
 
 // serveStripped runs next without asking the backend for credentials and
