@@ -584,18 +584,9 @@ func TestCacheNoStaleFillDuringWrite(t *testing.T) {
 func adminGateway(t *testing.T, app map[string]any) (string, string) {
 	t.Helper()
 	addr, admin := freeAddr(t), freeAddr(t)
-	cfg := map[string]any{
-		"admin":   map[string]any{"listen": admin, "config": map[string]any{"persist": false}},
-		"logging": map[string]any{"logs": map[string]any{"default": map[string]any{"level": "ERROR"}}},
-		"apps": map[string]any{
-			"lakegate": app,
-			"http": map[string]any{"servers": map[string]any{"lakegate": map[string]any{
-				"listen":          []string{addr},
-				"routes":          []any{map[string]any{"handle": []any{map[string]any{"handler": "lakegate_iceberg"}}}},
-				"automatic_https": map[string]any{"disable": true},
-			}}},
-		},
-	}
+	var cfg map[string]any
+	require.NoError(t, json.Unmarshal(caddyJSON(t, addr, app), &cfg))
+	cfg["admin"] = map[string]any{"listen": admin, "config": map[string]any{"persist": false}}
 	raw, err := json.Marshal(cfg)
 	require.NoError(t, err)
 	startCaddy(t, raw)

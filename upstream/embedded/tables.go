@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"net/http"
 	"net/url"
 	"strings"
@@ -21,6 +22,14 @@ import (
 )
 
 func (c *Catalog) listTables(w http.ResponseWriter, r *http.Request, rt icerest.Route) error {
+	return c.listObjects(w, r, rt, c.cat.ListTables)
+}
+
+// listObjects answers ListTables/ListViews: one page of the namespace's
+// tables or views (list), 404 for a missing namespace.
+func (c *Catalog) listObjects(w http.ResponseWriter, r *http.Request, rt icerest.Route,
+	list func(context.Context, table.Identifier) iter.Seq2[table.Identifier, error],
+) error {
 	token, size, err := pageParams(r)
 	if err != nil {
 		return err
@@ -29,7 +38,7 @@ func (c *Catalog) listTables(w http.ResponseWriter, r *http.Request, rt icerest.
 		return err
 	}
 	var ids []tableIdentifier
-	for id, err := range c.cat.ListTables(r.Context(), rt.Namespace) {
+	for id, err := range list(r.Context(), rt.Namespace) {
 		if err != nil {
 			return err
 		}

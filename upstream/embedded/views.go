@@ -46,21 +46,7 @@ func writeView(w http.ResponseWriter, loc string, meta view.Metadata) {
 }
 
 func (c *Catalog) listViews(w http.ResponseWriter, r *http.Request, rt icerest.Route) error {
-	token, size, err := pageParams(r)
-	if err != nil {
-		return err
-	}
-	if err := c.requireNamespace(r.Context(), rt.Namespace); err != nil {
-		return err
-	}
-	var ids []tableIdentifier
-	for id, err := range c.cat.ListViews(r.Context(), rt.Namespace) {
-		if err != nil {
-			return err
-		}
-		ids = append(ids, tableIdentifier{catalog.NamespaceFromIdent(id), catalog.TableNameFromIdent(id)})
-	}
-	return writeIdentifierPage(w, ids, token, size)
+	return c.listObjects(w, r, rt, c.cat.ListViews)
 }
 
 // createView builds the view's first metadata from the client's version as
