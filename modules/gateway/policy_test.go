@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/catalog/rest"
 	"github.com/apache/iceberg-go/table"
 	"github.com/apache/iceberg-go/view"
@@ -146,7 +147,24 @@ func TestPolicyRolesEndToEnd(t *testing.T) {
 	assert.ErrorIs(t, err, rest.ErrForbidden)
 	_, err = admin.CreateView(ctx, table.Identifier{"sales", "v"}, version, embeddedtest.EventSchema)
 	require.NoError(t, err)
+	_, err = reader.LoadView(ctx, table.Identifier{"sales", "v"})
+	require.NoError(t, err, "readers read views")
+	var views []table.Identifier
+	for id, err := range reader.ListViews(ctx, table.Identifier{"sales"}) {
+		require.NoError(t, err)
+		views = append(views, id)
+	}
+	assert.Equal(t, []table.Identifier{{"sales", "v"}}, views)
+	assert.ErrorIs(t, writer.DropView(ctx, table.Identifier{"sales", "v"}), rest.ErrForbidden)
+	assert.ErrorIs(t, writer.DropTable(ctx, table.Identifier{"hr", "nope"}), catalog.ErrNoSuchTable,
+		"a writer's drop reaches the backend")
+	require.NoError(t, admin.DropView(ctx, table.Identifier{"sales", "v"}))
 	require.NoError(t, admin.DropTable(ctx, table.Identifier{"hr", "salaries"}))
+	// namespaces: the reader may load, not drop
+	_, err = reader.LoadNamespaceProperties(ctx, table.Identifier{"hr"})
+	require.NoError(t, err)
+	assert.ErrorIs(t, reader.DropNamespace(ctx, table.Identifier{"hr"}), rest.ErrForbidden)
+	require.NoError(t, writer.DropNamespace(ctx, table.Identifier{"hr"}))
 
 	// the deny carries the policy's reason, in the Iceberg error model
 	readerTok := p.token(t, "rita", []string{"reader"}, "lakegate", time.Minute)
