@@ -2,6 +2,8 @@ package policies
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -143,6 +145,12 @@ func (e *Engine) Decide(ctx context.Context, in Input) (Decision, error) {
 
 func (e *Engine) decide(ctx context.Context, in *Input) (Decision, error) {
 	set := e.set.Load()
+	key, memo := memoKey(set, in)
+	if memo {
+		if d, ok := set.memo.Get(key); ok {
+			return d, nil
+		}
+	}
 	rs, err := e.eval(ctx, set.decision, in)
 	if err != nil {
 		return e.deny(err)
@@ -151,7 +159,25 @@ func (e *Engine) decide(ctx context.Context, in *Input) (Decision, error) {
 	if err != nil {
 		return e.deny(err)
 	}
+	if memo {
+		set.memo.Add(key, d)
+	}
 	return d, nil
+}
+
+// memoKey hashes the whole input: a deterministic policy gives the same
+// decision for the same input (time included, to the second), so a hit
+// is exactly what evaluating would have answered. Failures are never
+// remembered.
+func memoKey(set *policySet, in *Input) ([32]byte, bool) {
+	if set.memo == nil {
+		return [32]byte{}, false
+	}
+	b, err := json.Marshal(in)
+	if err != nil {
+		return [32]byte{}, false
+	}
+	return sha256.Sum256(b), true
 }
 
 // Filter decides which items of a listing page the principal may see, in

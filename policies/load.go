@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/rego"
 )
@@ -19,7 +20,15 @@ type policySet struct {
 	files    []string
 	decision rego.PreparedEvalQuery
 	visible  *rego.PreparedEvalQuery // nil when the package has no visible rule
+	// memo remembers decisions by input; nil when the policy calls a
+	// non-deterministic builtin (time.now_ns, http.send, rand...), whose
+	// answers a memo would freeze. A new set starts with an empty memo.
+	memo *lru.Cache[[32]byte, Decision]
 }
+
+// memoSize bounds remembered decisions. Inputs carry the time to the
+// second, so entries age out on their own as requests move on.
+const memoSize = 10000
 
 // load parses, compiles and prepares every policy file in dir. Any parse
 // or compile error fails the whole set, so a half-edited directory never
@@ -38,6 +47,11 @@ func load(ctx context.Context, dir, pkg string) (*policySet, error) {
 		return nil, fmt.Errorf("policies: compiling %s: %w", dir, c.Errors)
 	}
 	set := &policySet{files: files}
+	if deterministic(c) {
+		if set.memo, err = lru.New[[32]byte, Decision](memoSize); err != nil {
+			return nil, err
+		}
+	}
 	if !hasRule(c, pkg, "decision") {
 		return nil, fmt.Errorf("policies: no rule data.%s.decision in %s (wrong package?)", pkg, dir)
 	}
@@ -126,4 +140,30 @@ func checkPackage(pkg string) error {
 		return fmt.Errorf("policies: invalid package %q", pkg)
 	}
 	return nil
+}
+
+// deterministic reports whether no rule calls a non-deterministic builtin:
+// then a decision is a function of the input alone and may be memoized.
+func deterministic(c *ast.Compiler) bool {
+	found := false
+	check := func(name string) {
+		if b, ok := ast.BuiltinMap[name]; ok && b.Nondeterministic {
+			found = true
+		}
+	}
+	for _, m := range c.Modules {
+		ast.WalkExprs(m, func(e *ast.Expr) bool {
+			if e.IsCall() {
+				check(e.Operator().String())
+			}
+			return found
+		})
+		ast.WalkTerms(m, func(t *ast.Term) bool {
+			if call, ok := t.Value.(ast.Call); ok && len(call) > 0 {
+				check(call[0].String())
+			}
+			return found
+		})
+	}
+	return !found
 }
