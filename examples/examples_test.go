@@ -110,11 +110,11 @@ var examples = map[string]map[string]exampleCase{
 			env: map[string]string{
 				"NESSIE_URL":       "http://nessie.example.test:19120/iceberg",
 				"NESSIE_WAREHOUSE": "sales",
-				"NESSIE_PREFIX":    "main|sales",
+				"NESSIE_PREFIX":    "main%7Csales",
 			},
 			defaultCatalog: "nessie",
 			catalogs: []wantCatalog{{name: "nessie", remoteURL: "http://nessie.example.test:19120/iceberg",
-				warehouse: "sales", prefix: "main|sales", auth: "none"}},
+				warehouse: "sales", prefix: "main%7Csales", auth: "none"}},
 		},
 	},
 	"glue": {

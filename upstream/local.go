@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"sync"
 
 	"github.com/lakegate/lakegate/upstream/icerest"
@@ -59,7 +60,7 @@ func (l *Local) Serve(w http.ResponseWriter, r *http.Request, rt icerest.Route) 
 	}
 	out.URL.RawQuery = q
 	out.URL.Path = ""
-	if p, perr := unescapePath(out.URL.RawPath); perr == nil {
+	if p, perr := url.PathUnescape(out.URL.RawPath); perr == nil {
 		out.URL.Path = p
 	}
 	out.RequestURI = ""

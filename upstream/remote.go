@@ -387,8 +387,6 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error, op string) {
 	icerest.WriteError(w, r, e)
 }
 
-func unescapePath(p string) (string, error) { return url.PathUnescape(p) }
-
 // readBody reads a whole response, sized up front when the length is
 // known (the buffer then never regrows).
 func readBody(resp *http.Response) ([]byte, error) {

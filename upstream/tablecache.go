@@ -47,7 +47,7 @@ func (tc *TableCache) Serve(w http.ResponseWriter, r *http.Request, rt icerest.R
 	switch {
 	case rt.Operation == icerest.OpLoadTable:
 		tc.load(w, r, rt, principal, next)
-	case icerest.IsMutation(rt.Operation):
+	case invalidating[rt.Operation]:
 		tc.write(w, r, rt, next)
 	default:
 		next(w, r, rt)
@@ -191,6 +191,14 @@ func (tc *TableCache) write(w http.ResponseWriter, r *http.Request, rt icerest.R
 	rec.WriteTo(w)
 }
 
+// invalidating are the writes that can change a cached LoadTable answer;
+// namespace property and view writes cannot, and pass straight through.
+var invalidating = map[string]bool{
+	icerest.OpUpdateTable: true, icerest.OpDropTable: true, icerest.OpCreateTable: true,
+	icerest.OpRegisterTable: true, icerest.OpDropNamespace: true, icerest.OpRenameTable: true,
+	icerest.OpCommitTransaction: true,
+}
+
 // affected lists the cache keys (tables, or namespace prefixes) a write
 // may change.
 func (tc *TableCache) affected(rt icerest.Route, body []byte) []string {
@@ -228,8 +236,6 @@ func (tc *TableCache) affected(rt icerest.Route, body []byte) []string {
 			}
 			return keys
 		}
-	default:
-		return nil // namespace and view writes leave cached tables valid
 	}
 	return []string{cache.CatalogPrefix(tc.Catalog)} // unparseable body: be safe
 }
