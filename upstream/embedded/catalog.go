@@ -63,7 +63,7 @@ type Catalog struct {
 	sep     string
 	log     *zap.Logger
 	plans   *planStore
-	tokens  *tokenIssuer
+	tokens  *tokenGuard
 	rebind  func(string) string
 	routeOp map[string]handlerFunc
 }
@@ -96,7 +96,7 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*Catalog, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("embedded catalog %q: %w", cfg.Name, err)
 	}
-	tokens, err := newTokenIssuer(cfg.Auth)
+	tokens, err := newTokenGuard(cfg.Auth)
 	if err != nil {
 		_ = db.Close()
 		return nil, err
