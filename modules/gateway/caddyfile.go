@@ -234,26 +234,25 @@ func parseInt(s string) (int, error) { return strconv.Atoi(s) }
 // parseIdempotency parses `idempotency [{ lifetime <d>; lease <d>; wait <d> }]`.
 func parseIdempotency(d *caddyfile.Dispenser) (*upstream.ReplayConfig, error) {
 	cfg := new(upstream.ReplayConfig)
+	return cfg, parseDurations(d, map[string]*time.Duration{
+		"lifetime": &cfg.Lifetime, "lease": &cfg.Lease, "wait": &cfg.Wait})
+}
+
+// parseDurations reads a block of `key <duration>` lines into the named fields.
+func parseDurations(d *caddyfile.Dispenser, fields map[string]*time.Duration) error {
 	if err := noMoreArgs(d); err != nil {
-		return nil, err
+		return err
 	}
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		var dst *time.Duration
-		switch d.Val() {
-		case "lifetime":
-			dst = &cfg.Lifetime
-		case "lease":
-			dst = &cfg.Lease
-		case "wait":
-			dst = &cfg.Wait
-		default:
-			return nil, d.Errf("unknown idempotency option %q", d.Val())
+		dst, ok := fields[d.Val()]
+		if !ok {
+			return d.Errf("unknown option %q", d.Val())
 		}
 		if err := durationArg(d, dst); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return cfg, nil
+	return nil
 }
 
 // parseCacheLimits parses the app's `cache { max_entries <n>; max_bytes <size> }`.
@@ -288,22 +287,6 @@ func parseCacheLimits(d *caddyfile.Dispenser) (*CacheLimits, error) {
 // parseCatalogCache parses a catalog's `cache { max_age <d>; stale_if_error <d> }`.
 func parseCatalogCache(d *caddyfile.Dispenser) (*upstream.CacheConfig, error) {
 	cfg := new(upstream.CacheConfig)
-	if err := noMoreArgs(d); err != nil {
-		return nil, err
-	}
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		var dst *time.Duration
-		switch d.Val() {
-		case "max_age":
-			dst = &cfg.MaxAge
-		case "stale_if_error":
-			dst = &cfg.StaleIfError
-		default:
-			return nil, d.Errf("unknown catalog cache option %q", d.Val())
-		}
-		if err := durationArg(d, dst); err != nil {
-			return nil, err
-		}
-	}
-	return cfg, nil
+	return cfg, parseDurations(d, map[string]*time.Duration{
+		"max_age": &cfg.MaxAge, "stale_if_error": &cfg.StaleIfError})
 }
