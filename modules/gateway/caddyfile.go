@@ -234,25 +234,8 @@ func parseInt(s string) (int, error) { return strconv.Atoi(s) }
 // parseIdempotency parses `idempotency [{ lifetime <d>; lease <d>; wait <d> }]`.
 func parseIdempotency(d *caddyfile.Dispenser) (*upstream.ReplayConfig, error) {
 	cfg := new(upstream.ReplayConfig)
-	return cfg, parseDurations(d, map[string]*time.Duration{
-		"lifetime": &cfg.Lifetime, "lease": &cfg.Lease, "wait": &cfg.Wait})
-}
-
-// parseDurations reads a block of `key <duration>` lines into the named fields.
-func parseDurations(d *caddyfile.Dispenser, fields map[string]*time.Duration) error {
-	if err := noMoreArgs(d); err != nil {
-		return err
-	}
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		dst, ok := fields[d.Val()]
-		if !ok {
-			return d.Errf("unknown option %q", d.Val())
-		}
-		if err := durationArg(d, dst); err != nil {
-			return err
-		}
-	}
-	return nil
+	return cfg, parseBlock(d, map[string]*time.Duration{
+		"lifetime": &cfg.Lifetime, "lease": &cfg.Lease, "wait": &cfg.Wait}, durationArg)
 }
 
 // parseCacheLimits parses the app's `cache { max_entries <n>; max_bytes <size> }`.
@@ -287,6 +270,6 @@ func parseCacheLimits(d *caddyfile.Dispenser) (*CacheLimits, error) {
 // parseCatalogCache parses a catalog's `cache { max_age <d>; stale_if_error <d> }`.
 func parseCatalogCache(d *caddyfile.Dispenser) (*upstream.CacheConfig, error) {
 	cfg := new(upstream.CacheConfig)
-	return cfg, parseDurations(d, map[string]*time.Duration{
-		"max_age": &cfg.MaxAge, "stale_if_error": &cfg.StaleIfError})
+	return cfg, parseBlock(d, map[string]*time.Duration{
+		"max_age": &cfg.MaxAge, "stale_if_error": &cfg.StaleIfError}, durationArg)
 }

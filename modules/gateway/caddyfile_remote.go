@@ -69,18 +69,19 @@ func parseAuth(d *caddyfile.Dispenser, a *upstream.Auth) error {
 	case upstream.AuthOAuth2:
 		return parseBlock(d, map[string]*string{
 			"token_url": &a.TokenURL, "client_id": &a.ClientID, "client_secret": &a.ClientSecret, "scope": &a.Scope,
-		})
+		}, oneArg)
 	case upstream.AuthSigV4:
 		return parseBlock(d, map[string]*string{
 			"region": &a.Region, "service": &a.Service, "access_key_id": &a.AccessKeyID,
 			"secret_access_key": &a.SecretAccessKey, "session_token": &a.SessionToken,
-		})
+		}, oneArg)
 	}
 	return d.Errf("unknown auth mode %q (want none, bearer, passthrough, oauth2 or sigv4)", a.Mode)
 }
 
-// parseBlock reads a block of `key value` lines into the named fields.
-func parseBlock(d *caddyfile.Dispenser, fields map[string]*string) error {
+// parseBlock reads a block of `key <value>` lines into the named fields,
+// each value read by arg (oneArg for strings, durationArg for durations).
+func parseBlock[T any](d *caddyfile.Dispenser, fields map[string]*T, arg func(*caddyfile.Dispenser, *T) error) error {
 	if err := noMoreArgs(d); err != nil {
 		return err
 	}
@@ -89,7 +90,7 @@ func parseBlock(d *caddyfile.Dispenser, fields map[string]*string) error {
 		if !ok {
 			return d.Errf("unknown option %q", d.Val())
 		}
-		if err := oneArg(d, dst); err != nil {
+		if err := arg(d, dst); err != nil {
 			return err
 		}
 	}
