@@ -166,10 +166,6 @@ func TestAdaptLakegateOption(t *testing.T) {
 :8080 {
 	lakegate_iceberg
 }`))
-	var cfg struct {
-		Apps map[string]json.RawMessage `json:"apps"`
-	}
-	require.NoError(t, json.Unmarshal(out, &cfg))
 	assert.JSONEq(t, `{
 		"default_catalog": "a",
 		"catalogs": [{"name": "a", "embedded": {
@@ -177,8 +173,8 @@ func TestAdaptLakegateOption(t *testing.T) {
 			"namespace_separator": ".", "properties": {"s3.endpoint": "http://127.0.0.1:9000"},
 			"auth": {"tokens": ["t0k"], "clients": {"id": "s3cret"}, "token_ttl": 90000000000}
 		}}]
-	}`, string(cfg.Apps["lakegate"]))
-	assert.Contains(t, string(cfg.Apps["http"]), `"handler":"lakegate_iceberg"`)
+	}`, appJSON(t, out, "lakegate"))
+	assert.Contains(t, appJSON(t, out, "http"), `"handler":"lakegate_iceberg"`)
 }
 
 func TestAdaptRejectsBadOptions(t *testing.T) {
@@ -256,10 +252,6 @@ func TestAdaptRemoteAndReplayOptions(t *testing.T) {
 :8080 {
 	lakegate_iceberg
 }`))
-	var cfg struct {
-		Apps map[string]json.RawMessage `json:"apps"`
-	}
-	require.NoError(t, json.Unmarshal(out, &cfg))
 	assert.JSONEq(t, `{
 		"redis": "redis://127.0.0.1:6379/0",
 		"catalogs": [
@@ -277,7 +269,7 @@ func TestAdaptRemoteAndReplayOptions(t *testing.T) {
 			{"name": "b", "remote": {"url": "http://127.0.0.1:9", "auth": {"mode": "bearer", "token": "tok"}}},
 			{"name": "p", "remote": {"url": "http://127.0.0.1:9", "auth": {"mode": "passthrough"}}}
 		]
-	}`, string(cfg.Apps["lakegate"]))
+	}`, appJSON(t, out, "lakegate"))
 }
 
 func TestAdaptRejectsBadRemoteOptions(t *testing.T) {
@@ -300,4 +292,14 @@ func TestAdaptRejectsBadRemoteOptions(t *testing.T) {
 			assert.Error(t, err)
 		})
 	}
+}
+
+// appJSON is one app's config in adapted Caddy JSON.
+func appJSON(t *testing.T, adapted []byte, app string) string {
+	t.Helper()
+	var cfg struct {
+		Apps map[string]json.RawMessage `json:"apps"`
+	}
+	require.NoError(t, json.Unmarshal(adapted, &cfg))
+	return string(cfg.Apps[app])
 }
