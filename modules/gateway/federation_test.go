@@ -23,6 +23,13 @@ import (
 // lakegate app config (admin off, errors-only logs).
 func caddyJSON(t testing.TB, addr string, app map[string]any) []byte {
 	t.Helper()
+	return caddyJSONHandlers(t, addr, app, map[string]any{"handler": "lakegate_iceberg"})
+}
+
+// caddyJSONHandlers is caddyJSON with the given handler chain (front
+// doors) instead of the Iceberg one alone.
+func caddyJSONHandlers(t testing.TB, addr string, app map[string]any, handlers ...any) []byte {
+	t.Helper()
 	raw, err := json.Marshal(map[string]any{
 		"admin":   map[string]any{"disabled": true},
 		"logging": map[string]any{"logs": map[string]any{"default": map[string]any{"level": "ERROR"}}},
@@ -30,7 +37,7 @@ func caddyJSON(t testing.TB, addr string, app map[string]any) []byte {
 			"lakegate": app,
 			"http": map[string]any{"servers": map[string]any{"lakegate": map[string]any{
 				"listen":          []string{addr},
-				"routes":          []any{map[string]any{"handle": []any{map[string]any{"handler": "lakegate_iceberg"}}}},
+				"routes":          []any{map[string]any{"handle": handlers}},
 				"automatic_https": map[string]any{"disable": true},
 			}}},
 		},
@@ -44,7 +51,13 @@ func caddyJSON(t testing.TB, addr string, app map[string]any) []byte {
 func gateway(t testing.TB, app map[string]any) string {
 	t.Helper()
 	addr := freeAddr(t)
-	startCaddy(t, caddyJSON(t, addr, app))
+	return serveOn(t, addr, caddyJSON(t, addr, app))
+}
+
+// serveOn starts Caddy with cfg and waits until addr listens.
+func serveOn(t testing.TB, addr string, cfg []byte) string {
+	t.Helper()
+	startCaddy(t, cfg)
 	require.Eventually(t, func() bool {
 		c, err := net.Dial("tcp", addr)
 		if err == nil {

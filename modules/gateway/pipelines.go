@@ -1,0 +1,80 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+
+	"github.com/lakegate/lakegate/translate"
+	"github.com/lakegate/lakegate/upstream"
+	"github.com/lakegate/lakegate/upstream/icerest"
+)
+
+// Transport opens catalog name's Iceberg pipeline to a translator
+// (translate.Pipelines). Policy is not decided here: the Delta front
+// doors authorize the operation their client asked for before they
+// translate it.
+func (a *App) Transport(name string) (http.RoundTripper, bool) {
+	cat, ok := a.catalog(name)
+	if !ok {
+		return nil, false
+	}
+	return pipelineTransport{cat}, true
+}
+
+// pipelineTransport runs an Iceberg REST request through one catalog's
+// pipeline in process, as the Iceberg front door would, and hands back the
+// captured answer.
+type pipelineTransport struct{ cat *catalogState }
+
+func (t pipelineTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Body == nil {
+		req.Body = http.NoBody
+	}
+	cc, err := t.cat.pipeline.Config(req.Context())
+	if err != nil {
+		return t.respond(req, func(w http.ResponseWriter, r *http.Request, _ icerest.Route) {
+			upstream.WriteError(w, r, err, icerest.OpGetConfig)
+		}, icerest.Route{}), nil
+	}
+	path := req.URL.EscapedPath()
+	if path == "/v1/config" {
+		body, err := json.Marshal(gatewayConfig(t.cat, cc, req))
+		if err != nil {
+			return nil, err
+		}
+		return response(req, http.StatusOK, http.Header{"Content-Type": {"application/json"}}, body), nil
+	}
+	sep, _ := url.PathUnescape(cc.Separator())
+	rt, rerr := icerest.ParseRoute(req.Method, path, sep)
+	if rerr == nil {
+		rerr = checkNames(rt)
+	}
+	if rerr != nil {
+		return t.respond(req, func(w http.ResponseWriter, r *http.Request, _ icerest.Route) {
+			icerest.WriteError(w, r, rerr)
+		}, rt), nil
+	}
+	principal := translate.PrincipalFrom(req.Context())
+	return t.respond(req, func(w http.ResponseWriter, r *http.Request, rt icerest.Route) {
+		t.cat.pipeline.Serve(w, r, rt, principal)
+	}, rt), nil
+}
+
+func (t pipelineTransport) respond(req *http.Request, h upstream.Handler, rt icerest.Route) *http.Response {
+	rec := upstream.Capture(h, req, rt)
+	return response(req, rec.Status, rec.Header, rec.Body.Bytes())
+}
+
+func response(req *http.Request, status int, h http.Header, body []byte) *http.Response {
+	return &http.Response{
+		Status: http.StatusText(status), StatusCode: status,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: h, Body: io.NopCloser(bytes.NewReader(body)),
+		ContentLength: int64(len(body)), Request: req,
+	}
+}
+
+var _ translate.Pipelines = (*App)(nil)
