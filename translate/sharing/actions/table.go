@@ -1,0 +1,240 @@
+package actions
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+
+	"github.com/lakegate/lakegate/translate/schema"
+)
+
+// Delta table properties for id-mode column mapping.
+const (
+	propColumnMappingMode  = "delta.columnMapping.mode"
+	propColumnMappingMaxID = "delta.columnMapping.maxColumnId"
+	columnMappingPrefix    = "delta.columnMapping."
+)
+
+// Delta table feature names (Delta protocol appendix).
+const (
+	featureColumnMapping = "columnMapping"
+	featureTimestampNtz  = "timestampNtz"
+)
+
+// Protocol builds the protocol line. It validates the schema exactly as
+// Metadata does, so a table the format cannot carry fails before the first
+// line is written rather than halfway through a 200 response.
+func Protocol(f Format, t Table) ([]byte, error) {
+	if _, err := schemaString(f, t.Schema); err != nil {
+		return nil, err
+	}
+	if f == Parquet {
+		return line("protocol", struct {
+			MinReaderVersion int `json:"minReaderVersion"`
+		}{1})
+	}
+	features := []string{featureColumnMapping}
+	if _, ok := timestampNtzColumn(t.Schema); ok {
+		features = append(features, featureTimestampNtz)
+	}
+	// Reader version 3 / writer version 7 is the only pair that lists
+	// features; every reader feature must also be a writer feature.
+	type deltaProtocol struct {
+		MinReaderVersion int      `json:"minReaderVersion"`
+		MinWriterVersion int      `json:"minWriterVersion"`
+		ReaderFeatures   []string `json:"readerFeatures"`
+		WriterFeatures   []string `json:"writerFeatures"`
+	}
+	return line("protocol", map[string]any{
+		"deltaProtocol": deltaProtocol{3, 7, features, features},
+	})
+}
+
+// Metadata builds the metaData line. version is always set: it is the
+// table version the metadata belongs to, which the protocol allows on every
+// metaData line and requires on historical ones. partitionColumns come from
+// t.Spec (identity transforms only); configuration is the table properties
+// minus secret-looking ones, plus the column mapping keys in delta format.
+func Metadata(f Format, t Table) ([]byte, error) {
+	schemaJSON, err := schemaString(f, t.Schema)
+	if err != nil {
+		return nil, err
+	}
+	partCols := schema.PartitionColumns(t.Spec, t.Schema)
+	if f == Parquet {
+		return line("metaData", parquetMetadata{
+			ID:               t.ID,
+			Name:             t.Name,
+			Description:      t.Description,
+			Format:           parquetFormat{Provider: "parquet"},
+			SchemaString:     schemaJSON,
+			PartitionColumns: partCols,
+			Configuration:    configuration(t.Properties),
+			Version:          t.Version,
+			Size:             t.Size,
+			NumFiles:         t.NumFiles,
+		})
+	}
+	conf := configuration(t.Properties)
+	conf[propColumnMappingMode] = "id"
+	conf[propColumnMappingMaxID] = strconv.Itoa(schema.MaxColumnID(t.Schema))
+	return line("metaData", deltaMetadataWrapper{
+		DeltaMetadata: deltaMetadata{
+			ID:               t.ID,
+			Name:             t.Name,
+			Description:      t.Description,
+			Format:           deltaFormat{Provider: "parquet", Options: map[string]string{}},
+			SchemaString:     schemaJSON,
+			PartitionColumns: partCols,
+			Configuration:    conf,
+			CreatedTime:      optionalMillis(t.CreatedTime),
+		},
+		Version:  t.Version,
+		Size:     t.Size,
+		NumFiles: t.NumFiles,
+	})
+}
+
+type parquetFormat struct {
+	Provider string `json:"provider"`
+}
+
+type parquetMetadata struct {
+	ID               string            `json:"id"`
+	Name             string            `json:"name,omitempty"`
+	Description      string            `json:"description,omitempty"`
+	Format           parquetFormat     `json:"format"`
+	SchemaString     string            `json:"schemaString"`
+	PartitionColumns []string          `json:"partitionColumns"`
+	Configuration    map[string]string `json:"configuration"`
+	Version          int64             `json:"version"`
+	Size             *int64            `json:"size,omitempty"`
+	NumFiles         *int64            `json:"numFiles,omitempty"`
+}
+
+// deltaFormat always carries options: Delta's Format struct has it and
+// Delta's own writers emit {} for parquet.
+type deltaFormat struct {
+	Provider string            `json:"provider"`
+	Options  map[string]string `json:"options"`
+}
+
+type deltaMetadata struct {
+	ID               string            `json:"id"`
+	Name             string            `json:"name,omitempty"`
+	Description      string            `json:"description,omitempty"`
+	Format           deltaFormat       `json:"format"`
+	SchemaString     string            `json:"schemaString"`
+	PartitionColumns []string          `json:"partitionColumns"`
+	Configuration    map[string]string `json:"configuration"`
+	CreatedTime      *int64            `json:"createdTime,omitempty"`
+}
+
+type deltaMetadataWrapper struct {
+	DeltaMetadata deltaMetadata `json:"deltaMetadata"`
+	Version       int64         `json:"version"`
+	Size          *int64        `json:"size,omitempty"`
+	NumFiles      *int64        `json:"numFiles,omitempty"`
+}
+
+func optionalMillis(ms int64) *int64 {
+	if ms <= 0 {
+		return nil
+	}
+	return &ms
+}
+
+// schemaString returns metaData.schemaString for the format, rejecting what
+// the format cannot express. Parquet format gets the plain logical schema;
+// delta format gets id-mode column mapping metadata. Other unsupported types
+// (time, nanosecond timestamps, ...) are reported by the schema package with
+// the column named.
+func schemaString(f Format, s *iceberg.Schema) (string, error) {
+	if err := checkFormat(f); err != nil {
+		return "", err
+	}
+	if s == nil {
+		return "", fmt.Errorf("actions: table has no schema")
+	}
+	if col, ok := timestampNtzColumn(s); ok && f == Parquet {
+		return "", fmt.Errorf("%w (column %q)", ErrTimestampNtzNeedsDelta, col)
+	}
+	return schema.ToDeltaJSON(s, schema.ToDeltaOptions{AllowTimestampNtz: f == Delta, ColumnMappingID: f == Delta})
+}
+
+// timestampNtzColumn returns the dotted path of the first Iceberg timestamp
+// (without zone) column, nested ones included: any of them, however deep,
+// makes the table need the timestampNtz feature.
+func timestampNtzColumn(s *iceberg.Schema) (string, bool) {
+	if s == nil {
+		return "", false
+	}
+	return ntzInFields(s.Fields(), "")
+}
+
+func ntzInFields(fields []iceberg.NestedField, prefix string) (string, bool) {
+	for _, f := range fields {
+		if p, ok := ntzInType(f.Type, joinPath(prefix, f.Name)); ok {
+			return p, true
+		}
+	}
+	return "", false
+}
+
+func ntzInType(t iceberg.Type, path string) (string, bool) {
+	switch t := t.(type) {
+	case iceberg.TimestampType:
+		return path, true
+	case *iceberg.StructType:
+		return ntzInFields(t.FieldList, path)
+	case *iceberg.ListType:
+		return ntzInType(t.Element, path+".element")
+	case *iceberg.MapType:
+		if p, ok := ntzInType(t.KeyType, path+".key"); ok {
+			return p, true
+		}
+		return ntzInType(t.ValueType, path+".value")
+	}
+	return "", false
+}
+
+func joinPath(prefix, name string) string {
+	if prefix == "" {
+		return name
+	}
+	return prefix + "." + name
+}
+
+// secretMarkers are substrings that make a property name look like it holds
+// a credential. Iceberg catalogs sometimes keep storage keys or tokens in
+// table properties; a share recipient must never see them, and losing a
+// harmless property to a false positive costs nothing.
+var secretMarkers = []string{"secret", "token", "password", "passwd", "credential", "key", "auth", "signature", "private"}
+
+// configuration copies the Iceberg properties that are safe to show. The
+// column-mapping keys are always dropped: in parquet format the response
+// has no column mapping, and in delta format Metadata sets them itself, so
+// a stale value from a table converted from Delta (e.g. mode=name) must not
+// leak through.
+func configuration(props iceberg.Properties) map[string]string {
+	out := make(map[string]string, len(props))
+	for k, v := range props {
+		if looksSecret(k) || strings.HasPrefix(k, columnMappingPrefix) {
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}
+
+func looksSecret(name string) bool {
+	lower := strings.ToLower(name)
+	for _, m := range secretMarkers {
+		if strings.Contains(lower, m) {
+			return true
+		}
+	}
+	return false
+}
