@@ -477,6 +477,9 @@ func TestInputDocument(t *testing.T) {
 	in.Request.HasIdempotencyKey = true
 	in.Items = []Item{{Namespace: []string{"a"}, View: "v"}, {Namespace: []string{}}}
 	assertDocument(t, in)
+	in.API, in.APIOperation = "sharing", "queryTable"
+	in.Resource.Share, in.Resource.ShareSchema, in.Resource.ShareTable = "s", "c", "t"
+	assertDocument(t, in)
 
 	empty := Input{Items: nil}
 	got, err := empty.value()

@@ -19,6 +19,12 @@ type Resource struct {
 	Namespace []string `json:"namespace,omitempty"`
 	Table     string   `json:"table,omitempty"`
 	View      string   `json:"view,omitempty"`
+	// Share, ShareSchema and ShareTable name a Delta Sharing object as
+	// recipients see it (api "sharing"); the fields above name the
+	// Iceberg table behind it once resolved.
+	Share       string `json:"share,omitempty"`
+	ShareSchema string `json:"share_schema,omitempty"`
+	ShareTable  string `json:"share_table,omitempty"`
 }
 
 // Request carries the HTTP facts a policy may care about.
@@ -103,7 +109,7 @@ func (p *Principal) term() (*ast.Term, error) {
 }
 
 func (r *Resource) term() *ast.Term {
-	kv := make([][2]*ast.Term, 0, 5)
+	kv := make([][2]*ast.Term, 0, 8)
 	kv = optString(kv, "catalog", r.Catalog)
 	kv = optString(kv, "backend", r.Backend)
 	if len(r.Namespace) > 0 {
@@ -111,6 +117,9 @@ func (r *Resource) term() *ast.Term {
 	}
 	kv = optString(kv, "table", r.Table)
 	kv = optString(kv, "view", r.View)
+	kv = optString(kv, "share", r.Share)
+	kv = optString(kv, "share_schema", r.ShareSchema)
+	kv = optString(kv, "share_table", r.ShareTable)
 	return ast.ObjectTerm(kv...)
 }
 
@@ -167,6 +176,9 @@ func (r Resource) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	}
 	addString(enc, "table", r.Table)
 	addString(enc, "view", r.View)
+	addString(enc, "share", r.Share)
+	addString(enc, "share_schema", r.ShareSchema)
+	addString(enc, "share_table", r.ShareTable)
 	return nil
 }
 

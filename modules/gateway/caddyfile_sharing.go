@@ -1,0 +1,190 @@
+package gateway
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/lakegate/lakegate/translate/sharing"
+)
+
+func init() {
+	httpcaddyfile.RegisterHandlerDirective("lakegate_sharing", parseSharingHandler)
+	httpcaddyfile.RegisterDirectiveOrder("lakegate_sharing", httpcaddyfile.Before, "reverse_proxy")
+}
+
+// parseSharingHandler reads
+//
+//	lakegate_sharing [<prefix>] {
+//		url_lifetime <duration>
+//		planning auto|local
+//		signing_key <base64>
+//		public_url <url>
+//		s3 <fileio-property> <value>
+//		share <name> {
+//			comment <text>
+//			recipient <name> token <token> | sha256 <hex> [expires <rfc3339>]
+//			schema <name> {
+//				namespace <catalog> <level>...
+//				table <name> <catalog> <level>... <table>
+//			}
+//		}
+//	}
+func parseSharingHandler(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+	s := new(SharingHandler)
+	h.Next()
+	if h.NextArg() {
+		s.Prefix = h.Val()
+		if h.NextArg() {
+			return nil, h.ArgErr()
+		}
+	}
+	for h.NextBlock(0) {
+		if err := s.parseOption(h.Dispenser); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+func (s *SharingHandler) parseOption(d *caddyfile.Dispenser) error {
+	switch d.Val() {
+	case "url_lifetime":
+		var v time.Duration
+		if err := durationArg(d, &v); err != nil {
+			return err
+		}
+		s.URLLifetime = caddy.Duration(v)
+	case "planning":
+		var v string
+		if err := oneArg(d, &v); err != nil {
+			return err
+		}
+		s.Planning = sharing.Planning(v)
+	case "signing_key":
+		return oneArg(d, &s.SigningKey)
+	case "public_url":
+		return oneArg(d, &s.PublicURL)
+	case "s3":
+		var k, v string
+		if !d.AllArgs(&k, &v) {
+			return d.ArgErr()
+		}
+		if s.S3 == nil {
+			s.S3 = map[string]string{}
+		}
+		s.S3[k] = v
+	case "share":
+		sh, err := parseShare(d)
+		if err != nil {
+			return err
+		}
+		s.Shares = append(s.Shares, sh)
+	default:
+		return d.Errf("unknown lakegate_sharing option %q", d.Val())
+	}
+	return nil
+}
+
+func parseShare(d *caddyfile.Dispenser) (ShareConfig, error) {
+	var sh ShareConfig
+	if err := oneArgThenBlock(d, &sh.Name); err != nil {
+		return sh, err
+	}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		var err error
+		switch d.Val() {
+		case "comment":
+			err = oneArg(d, &sh.Comment)
+		case "recipient":
+			var rc RecipientConfig
+			rc, err = parseRecipient(d)
+			sh.Recipients = append(sh.Recipients, rc)
+		case "schema":
+			var sc sharing.Schema
+			sc, err = parseSchema(d)
+			sh.Schemas = append(sh.Schemas, sc)
+		default:
+			err = d.Errf("unknown share option %q", d.Val())
+		}
+		if err != nil {
+			return sh, err
+		}
+	}
+	return sh, nil
+}
+
+// oneArgThenBlock reads `<directive> <arg> {` keeping the block open.
+func oneArgThenBlock(d *caddyfile.Dispenser, dst *string) error {
+	if !d.NextArg() {
+		return d.ArgErr()
+	}
+	*dst = d.Val()
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	return nil
+}
+
+// parseRecipient reads `recipient <name> token <t>|sha256 <hex> [expires <t>]`.
+// A plain token is hashed here, so the adapted JSON config never holds it.
+func parseRecipient(d *caddyfile.Dispenser) (RecipientConfig, error) {
+	var rc RecipientConfig
+	args := d.RemainingArgs()
+	if len(args) != 3 && len(args) != 5 {
+		return rc, d.Err("recipient <name> token <token>|sha256 <hex> [expires <rfc3339>]")
+	}
+	rc.Name = args[0]
+	switch args[1] {
+	case "token":
+		if args[2] == "" {
+			return rc, d.Errf("recipient %s: empty token", rc.Name)
+		}
+		sum := sha256.Sum256([]byte(args[2]))
+		rc.TokenSHA256 = hex.EncodeToString(sum[:])
+	case "sha256":
+		rc.TokenSHA256 = args[2]
+	default:
+		return rc, d.Errf("recipient %s: expected token or sha256, got %q", rc.Name, args[1])
+	}
+	if len(args) == 5 {
+		if args[3] != "expires" {
+			return rc, d.Errf("recipient %s: expected expires, got %q", rc.Name, args[3])
+		}
+		rc.Expires = args[4]
+	}
+	return rc, nil
+}
+
+func parseSchema(d *caddyfile.Dispenser) (sharing.Schema, error) {
+	var sc sharing.Schema
+	if err := oneArgThenBlock(d, &sc.Name); err != nil {
+		return sc, err
+	}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		key := d.Val()
+		args := d.RemainingArgs()
+		switch key {
+		case "namespace":
+			if len(args) < 2 {
+				return sc, d.Err("namespace <catalog> <level>...")
+			}
+			sc.Namespaces = append(sc.Namespaces, sharing.NamespaceRef{Catalog: args[0], Namespace: args[1:]})
+		case "table":
+			if len(args) < 4 {
+				return sc, d.Err("table <name> <catalog> <level>... <table>")
+			}
+			n := len(args)
+			sc.Tables = append(sc.Tables, sharing.TableRef{Name: args[0], Catalog: args[1],
+				Namespace: args[2 : n-1], Table: args[n-1]})
+		default:
+			return sc, d.Errf("unknown schema option %q", key)
+		}
+	}
+	return sc, nil
+}

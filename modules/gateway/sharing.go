@@ -1,0 +1,305 @@
+package gateway
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
+
+	"github.com/lakegate/lakegate/identity"
+	"github.com/lakegate/lakegate/policies"
+	"github.com/lakegate/lakegate/translate"
+	"github.com/lakegate/lakegate/translate/sharing"
+	"github.com/lakegate/lakegate/translate/sharing/fileurl"
+	"github.com/lakegate/lakegate/upstream/icerest"
+)
+
+func init() {
+	caddy.RegisterModule(SharingHandler{})
+}
+
+// SharingHandler is the Delta Sharing front door: recipients list shares
+// and read shared Iceberg tables as Delta tables; data files are handed
+// out as presigned S3 URLs or, for local warehouses, as lakegate's own
+// signed URLs under {prefix}/files/.
+type SharingHandler struct {
+	// Prefix is the path the protocol is served under.
+	Prefix string        `json:"prefix,omitempty"`
+	Shares []ShareConfig `json:"shares"`
+	// URLLifetime is how long file URLs stay valid (default 1h).
+	URLLifetime caddy.Duration `json:"url_lifetime,omitempty"`
+	// Planning is "auto" (backend plans when it can) or "local".
+	Planning sharing.Planning `json:"planning,omitempty"`
+	// SigningKey (base64, >= 32 bytes) signs file URLs and page tokens.
+	// Replicas must share it; without one, a random key is made at start
+	// and URLs die with the process.
+	SigningKey string `json:"signing_key,omitempty"`
+	// PublicURL is the base URL recipients reach lakegate at (for file
+	// URLs and profiles) when it is behind a proxy; else the request's.
+	PublicURL string `json:"public_url,omitempty"`
+	// S3 are FileIO properties used to presign S3 URLs when a table's
+	// LoadTable vends no credentials.
+	S3 map[string]string `json:"s3,omitempty"`
+
+	app        *App
+	server     *sharing.Server
+	recipients []recipient
+	log        *zap.Logger
+}
+
+// ShareConfig is a share and the recipients its bearer tokens name.
+type ShareConfig struct {
+	sharing.Share
+	Recipients []RecipientConfig `json:"recipients,omitempty"`
+}
+
+// RecipientConfig is one recipient: its token is stored only as a
+// SHA-256 hash (`caddy sharing-recipient` makes one).
+type RecipientConfig struct {
+	Name        string `json:"name"`
+	TokenSHA256 string `json:"token_sha256"`
+	// Expires (RFC 3339) ends the token's validity; empty never does.
+	Expires string `json:"expires,omitempty"`
+}
+
+type recipient struct {
+	share, name string
+	hash        []byte
+	expires     time.Time
+}
+
+const defaultSharingPrefix = "/delta-sharing"
+
+// CaddyModule returns the Caddy module information.
+func (SharingHandler) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "http.handlers.lakegate_sharing",
+		New: func() caddy.Module { return new(SharingHandler) },
+	}
+}
+
+// Provision checks the shares and recipients and builds the translator.
+func (h *SharingHandler) Provision(ctx caddy.Context) error {
+	app, err := ctx.App("lakegate")
+	if err != nil {
+		return err
+	}
+	h.app, h.log = app.(*App), ctx.Logger()
+	if h.Prefix == "" {
+		h.Prefix = defaultSharingPrefix
+	}
+	h.Prefix = "/" + strings.Trim(h.Prefix, "/")
+	shares := make([]sharing.Share, len(h.Shares))
+	for i, s := range h.Shares {
+		shares[i] = s.Share
+	}
+	if err := sharing.Validate(shares); err != nil {
+		return fmt.Errorf("lakegate_sharing: %w", err)
+	}
+	if err := h.checkCatalogs(shares); err != nil {
+		return err
+	}
+	if h.recipients, err = recipients(h.Shares); err != nil {
+		return fmt.Errorf("lakegate_sharing: %w", err)
+	}
+	sealer, err := h.sealer()
+	if err != nil {
+		return fmt.Errorf("lakegate_sharing: %w", err)
+	}
+	switch h.Planning {
+	case "", sharing.PlanAuto, sharing.PlanLocal:
+	default:
+		return fmt.Errorf("lakegate_sharing: planning must be auto or local, not %q", h.Planning)
+	}
+	h.server = &sharing.Server{
+		Shares: shares, Catalogs: translate.NewCatalogs(h.app), Sealer: sealer,
+		URLLifetime: time.Duration(h.URLLifetime), Planning: h.Planning, S3: h.S3,
+	}
+	return nil
+}
+
+func (h *SharingHandler) checkCatalogs(shares []sharing.Share) error {
+	for _, sh := range shares {
+		for _, sc := range sh.Schemas {
+			for _, t := range sc.Tables {
+				if _, ok := h.app.catalog(t.Catalog); !ok {
+					return fmt.Errorf("lakegate_sharing: table %s.%s.%s: no catalog named %q", sh.Name, sc.Name, t.Name, t.Catalog)
+				}
+			}
+			for _, n := range sc.Namespaces {
+				if _, ok := h.app.catalog(n.Catalog); !ok {
+					return fmt.Errorf("lakegate_sharing: schema %s.%s: no catalog named %q", sh.Name, sc.Name, n.Catalog)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func recipients(shares []ShareConfig) ([]recipient, error) {
+	var out []recipient
+	for _, sh := range shares {
+		for _, rc := range sh.Recipients {
+			hash, err := hex.DecodeString(rc.TokenSHA256)
+			if err != nil || len(hash) != sha256.Size {
+				return nil, fmt.Errorf("recipient %s of share %s: token_sha256 must be 64 hex digits", rc.Name, sh.Name)
+			}
+			r := recipient{share: sh.Name, name: rc.Name, hash: hash}
+			if rc.Expires != "" {
+				if r.expires, err = time.Parse(time.RFC3339, rc.Expires); err != nil {
+					return nil, fmt.Errorf("recipient %s of share %s: expires must be RFC 3339: %v", rc.Name, sh.Name, err)
+				}
+			}
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+func (h *SharingHandler) sealer() (*fileurl.Sealer, error) {
+	if h.SigningKey == "" {
+		h.log.Warn("lakegate_sharing has no signing_key: file URLs and page tokens are valid only for this process")
+		return fileurl.NewSealer(fileurl.RandomKey())
+	}
+	key, err := base64.StdEncoding.DecodeString(h.SigningKey)
+	if err != nil {
+		return nil, fmt.Errorf("signing_key must be base64: %v", err)
+	}
+	return fileurl.NewSealer(key)
+}
+
+// ServeHTTP serves {prefix}/... and passes anything else to next.
+func (h *SharingHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	rel, ok := strings.CutPrefix(r.URL.EscapedPath(), h.Prefix)
+	if !ok || (rel != "" && rel[0] != '/') {
+		return next.ServeHTTP(w, r)
+	}
+	rt, rerr := sharing.ParseRoute(r.Method, rel)
+	if rerr != nil {
+		sharing.WriteError(w, rerr)
+		return nil
+	}
+	if rt.Op == sharing.OpGetFile {
+		// The signed URL is the credential: recipients' HTTP clients
+		// fetch files without the bearer token, as with presigned S3.
+		h.files(r).ServeHTTP(w, r)
+		return nil
+	}
+	caller, rerr := h.authenticate(r)
+	if rerr != nil {
+		w.Header().Set("WWW-Authenticate", "Bearer")
+		sharing.WriteError(w, rerr)
+		return nil
+	}
+	h.server.Serve(w, r, sharing.Request{
+		Route: rt, Access: h.access(r, caller), FilesBase: h.baseURL(r) + "/files", Principal: caller.ID,
+	})
+	return nil
+}
+
+func (h *SharingHandler) files(r *http.Request) *fileurl.Local {
+	return &fileurl.Local{Sealer: h.server.Sealer, BaseURL: h.baseURL(r) + "/files"}
+}
+
+// baseURL is where recipients reach this front door.
+func (h *SharingHandler) baseURL(r *http.Request) string {
+	if h.PublicURL != "" {
+		return strings.TrimRight(h.PublicURL, "/")
+	}
+	return gatewayURL(r) + h.Prefix
+}
+
+// caller is an authenticated recipient or principal.
+type caller struct {
+	*identity.Principal
+	// share limits a recipient token to its share.
+	share string
+}
+
+// authenticate accepts a share's recipient token, else whatever the
+// app's identity accepts. Delta Sharing always needs a bearer token:
+// without identity configured, only recipient tokens get in.
+func (h *SharingHandler) authenticate(r *http.Request) (caller, *sharing.Error) {
+	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if ok {
+		if rc, found := h.recipient(token); found {
+			if !rc.expires.IsZero() && time.Now().After(rc.expires) {
+				return caller{}, sharing.Errorf(http.StatusUnauthorized, sharing.CodeUnauthenticated, "the recipient token has expired")
+			}
+			return caller{Principal: &identity.Principal{ID: "recipient:" + rc.share + "/" + rc.name,
+				Groups: []string{"delta-sharing-recipient"}}, share: rc.share}, nil
+		}
+	}
+	if len(h.app.guard.authn) == 0 {
+		return caller{}, sharing.Errorf(http.StatusUnauthorized, sharing.CodeUnauthenticated, "a valid recipient bearer token is required")
+	}
+	p, err := h.app.guard.authenticate(r)
+	if err != nil {
+		return caller{}, sharing.Errorf(http.StatusUnauthorized, sharing.CodeUnauthenticated, "%s", err.Message)
+	}
+	if p.ID == "anonymous" {
+		return caller{}, sharing.Errorf(http.StatusUnauthorized, sharing.CodeUnauthenticated, "a bearer token is required")
+	}
+	return caller{Principal: p}, nil
+}
+
+// recipient finds the recipient whose token hashes to the configured
+// hash, comparing every hash in constant time.
+func (h *SharingHandler) recipient(token string) (recipient, bool) {
+	sum := sha256.Sum256([]byte(token))
+	var found recipient
+	ok := false
+	for _, rc := range h.recipients {
+		if subtle.ConstantTimeCompare(sum[:], rc.hash) == 1 {
+			found, ok = rc, true
+		}
+	}
+	return found, ok
+}
+
+// icebergOps is the Iceberg operation each sharing operation performs,
+// for policies written against Iceberg operation ids.
+var icebergOps = map[string]string{
+	sharing.OpListShares: icerest.OpListTables, sharing.OpGetShare: icerest.OpListTables,
+	sharing.OpListSchemas: icerest.OpListTables, sharing.OpListTables: icerest.OpListTables,
+	sharing.OpListAllTables: icerest.OpListTables, sharing.OpTableVersion: icerest.OpLoadTable,
+	sharing.OpTableMetadata: icerest.OpLoadTable, sharing.OpQueryTable: icerest.OpPlanTableScan,
+	sharing.OpQueryChanges: icerest.OpPlanTableScan,
+}
+
+// access is the caller's policy: a recipient sees its own share only;
+// beyond that the OPA policy decides each share, schema and table (with
+// api "sharing"); without a policy engine, authenticated callers may.
+func (h *SharingHandler) access(r *http.Request, c caller) sharing.Access {
+	return func(ctx context.Context, op string, t sharing.Target) bool {
+		if c.share != "" && !strings.EqualFold(c.share, t.Share) {
+			return false
+		}
+		res := policies.Resource{Namespace: t.Namespace, Table: t.IcebergTable,
+			Share: t.Share, ShareSchema: t.Schema, ShareTable: t.Table}
+		in := policies.Input{Resource: res}
+		if cat, ok := h.app.catalog(t.Catalog); ok {
+			in = input(r, c.Principal, cat, icebergOps[op], res)
+		} else {
+			in = input(r, c.Principal, &catalogState{}, icebergOps[op], res)
+			in.Resource.Catalog, in.Resource.Backend = "", ""
+		}
+		in.API, in.APIOperation = "sharing", op
+		return h.app.guard.authorize(ctx, in).Allow
+	}
+}
+
+// Interface guards
+var (
+	_ caddy.Provisioner           = (*SharingHandler)(nil)
+	_ caddyhttp.MiddlewareHandler = (*SharingHandler)(nil)
+)

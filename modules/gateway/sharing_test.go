@@ -1,0 +1,538 @@
+package gateway_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/catalog/rest"
+	"github.com/apache/iceberg-go/table"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lakegate/lakegate/translate/sharing"
+	"github.com/lakegate/lakegate/upstream/embedded"
+	"github.com/lakegate/lakegate/upstream/embedded/embeddedtest"
+)
+
+const recipientToken = "partner-secret-token"
+
+// order is one row of the shared test table.
+type order struct {
+	ID     int64
+	Region string
+	Note   string
+}
+
+var orderSchema = iceberg.NewSchema(0,
+	iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+	iceberg.NestedField{ID: 2, Name: "region", Type: iceberg.PrimitiveTypes.String},
+	iceberg.NestedField{ID: 3, Name: "msg", Type: iceberg.PrimitiveTypes.String},
+)
+
+// sharingGateway is a gateway over one embedded backend ("lake") that
+// shares namespace "sales" as schema "sales" of share "demo", and table
+// sales.orders alone as "extra"."orders_copy".
+func sharingGateway(t testing.TB, extra map[string]any) (base string, backend *embeddedtest.Server) {
+	backend = embeddedtest.Serve(t, embeddedtest.Config(t, embedded.SQLite))
+	sum := sha256.Sum256([]byte(recipientToken))
+	handler := map[string]any{
+		"handler": "lakegate_sharing",
+		"shares": []any{map[string]any{
+			"name": "demo",
+			"schemas": []any{
+				map[string]any{"name": "sales", "namespaces": []any{map[string]any{"catalog": "lake", "namespace": []string{"sales"}}}},
+				map[string]any{"name": "extra", "tables": []any{map[string]any{
+					"name": "orders_copy", "catalog": "lake", "namespace": []string{"sales"}, "table": "orders"}}},
+			},
+			"recipients": []any{map[string]any{"name": "partner", "token_sha256": hex.EncodeToString(sum[:])}},
+		}, map[string]any{
+			"name":    "other",
+			"schemas": []any{map[string]any{"name": "s", "namespaces": []any{map[string]any{"catalog": "lake", "namespace": []string{"other"}}}}},
+		}},
+	}
+	for k, v := range extra {
+		handler[k] = v
+	}
+	addr := freeAddr(t)
+	app := map[string]any{"catalogs": []any{remote("lake", backend.URL, nil)}}
+	base = serveOn(t, addr, caddyJSONHandlers(t, addr, app, handler, map[string]any{"handler": "lakegate_iceberg"}))
+	return base, backend
+}
+
+// orderBatch is an Arrow table of orders in tbl's current schema.
+func orderBatch(t testing.TB, tbl *table.Table, rows []order) arrow.Table {
+	sc, err := table.SchemaToArrowSchema(tbl.Schema(), nil, false, false)
+	require.NoError(t, err)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	defer b.Release()
+	for _, r := range rows {
+		b.Field(0).(*array.Int64Builder).Append(r.ID)
+		b.Field(1).(*array.StringBuilder).Append(r.Region)
+		b.Field(2).(*array.StringBuilder).Append(r.Note)
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	return array.NewTableFromRecords(sc, []arrow.RecordBatch{rec})
+}
+
+func orders(from, to int64) []order {
+	var out []order
+	regions := []string{"eu", "us", "apac"}
+	for i := from; i < to; i++ {
+		out = append(out, order{i, regions[i%3], fmt.Sprintf("order %d", i)})
+	}
+	return out
+}
+
+func appendOrders(t testing.TB, tbl *table.Table, rows []order) *table.Table {
+	data := orderBatch(t, tbl, rows)
+	defer data.Release()
+	tbl, err := tbl.AppendTable(context.Background(), data, 1024, nil)
+	require.NoError(t, err)
+	return tbl
+}
+
+// writeOrders writes sales.orders through the gateway with iceberg-go:
+// v1 = orders 0-8, v2 = 9-17, then msg is renamed to note, v3 = 18-26,
+// v4 deletes region "us" (whole files: copy-on-write). It returns the
+// versions' rows.
+func writeOrders(t testing.TB, base string) (tbl *table.Table, states [][]order) {
+	ctx := context.Background()
+	cat := embeddedtest.Client(t, base, rest.WithWarehouseLocation("lake"))
+	require.NoError(t, cat.CreateNamespace(ctx, table.Identifier{"sales"}, nil))
+	spec := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{2}, FieldID: 1000, Name: "region", Transform: iceberg.IdentityTransform{}})
+	tbl, err := cat.CreateTable(ctx, table.Identifier{"sales", "orders"}, orderSchema, catalog.WithPartitionSpec(&spec))
+	require.NoError(t, err)
+	var rows []order
+	for i := int64(0); i < 3; i++ {
+		if i == 2 {
+			tx := tbl.NewTransaction()
+			require.NoError(t, tx.UpdateSchema(true, false).RenameColumn([]string{"msg"}, "note").Commit())
+			tbl, err = tx.Commit(ctx)
+			require.NoError(t, err)
+		}
+		batch := orders(i*9, i*9+9)
+		tbl = appendOrders(t, tbl, batch)
+		rows = append(rows, batch...)
+		states = append(states, append([]order(nil), rows...))
+	}
+	tx := tbl.NewTransaction()
+	require.NoError(t, tx.Delete(ctx, iceberg.EqualTo(iceberg.Reference("region"), "us"), nil))
+	tbl, err = tx.Commit(ctx)
+	require.NoError(t, err)
+	var kept []order
+	for _, r := range rows {
+		if r.Region != "us" {
+			kept = append(kept, r)
+		}
+	}
+	return tbl, append(states, kept)
+}
+
+// shareClient speaks the protocol as a recipient's client would, from a
+// profile file.
+type shareClient struct {
+	t       testing.TB
+	profile sharing.Profile
+}
+
+func clientFromProfile(t testing.TB, endpoint, token string) *shareClient {
+	path := filepath.Join(t.TempDir(), "demo.share")
+	require.NoError(t, os.WriteFile(path, sharing.NewProfile(endpoint, token, time.Time{}).JSON(), 0o600))
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var p sharing.Profile
+	require.NoError(t, json.Unmarshal(raw, &p))
+	require.Equal(t, 1, p.ShareCredentialsVersion)
+	return &shareClient{t: t, profile: p}
+}
+
+type reply struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (c *shareClient) do(method, path string, header map[string]string, body string) reply {
+	req, err := http.NewRequest(method, c.profile.Endpoint+path, strings.NewReader(body))
+	require.NoError(c.t, err)
+	req.Header.Set("Authorization", "Bearer "+c.profile.BearerToken)
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(c.t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(c.t, err)
+	return reply{resp.StatusCode, resp.Header, b}
+}
+
+func (r reply) json(t testing.TB) map[string]any {
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(r.body, &m), "%s", r.body)
+	return m
+}
+
+// lines splits an NDJSON answer into its objects.
+func (r reply) lines(t testing.TB) []map[string]any {
+	var out []map[string]any
+	for _, l := range bytes.Split(bytes.TrimSpace(r.body), []byte("\n")) {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(l, &m), "%s", l)
+		out = append(out, m)
+	}
+	return out
+}
+
+func (r reply) version(t testing.TB) int64 {
+	v, err := strconv.ParseInt(r.header.Get("Delta-Table-Version"), 10, 64)
+	require.NoError(t, err, "Delta-Table-Version %q", r.header.Get("Delta-Table-Version"))
+	return v
+}
+
+// fileRows downloads one file URL and reads its rows with arrow-go:
+// by parquet field id (delta format: column mapping mode id) or by name.
+func fileRows(t testing.TB, url string, byID bool) []order {
+	resp, err := http.Get(url)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	data, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	tbl, err := pqarrow.ReadTable(context.Background(), bytes.NewReader(data),
+		parquet.NewReaderProperties(memory.DefaultAllocator), pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	require.NoError(t, err)
+	defer tbl.Release()
+	col := map[string]int{}
+	for i, f := range tbl.Schema().Fields() {
+		key := f.Name
+		if byID {
+			id, _ := f.Metadata.GetValue("PARQUET:field_id")
+			key = map[string]string{"1": "id", "2": "region", "3": "note"}[id]
+		}
+		col[key] = i
+	}
+	var out []order
+	tr := array.NewTableReader(tbl, 1024)
+	defer tr.Release()
+	for tr.Next() {
+		rec := tr.RecordBatch()
+		for i := 0; i < int(rec.NumRows()); i++ {
+			r := order{ID: rec.Column(col["id"]).(*array.Int64).Value(i),
+				Region: rec.Column(col["region"]).(*array.String).Value(i)}
+			if n, ok := col["note"]; ok {
+				r.Note = rec.Column(n).(*array.String).Value(i)
+			} else if n, ok := col["msg"]; ok {
+				r.Note = rec.Column(n).(*array.String).Value(i)
+			}
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func sortOrders(rows []order) []order {
+	out := append([]order(nil), rows...)
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// A recipient reads an Iceberg table written by iceberg-go through the
+// gateway as a Delta Sharing client would: profile → listings → metadata
+// → query → download every URL → read the Parquet with arrow-go, row for
+// row; time travel, changes between versions, both response formats.
+func TestSharingEndToEnd(t *testing.T) {
+	base, _ := sharingGateway(t, nil)
+	tbl, states := writeOrders(t, base)
+	c := clientFromProfile(t, base+"/delta-sharing", recipientToken)
+
+	t.Run("listings", func(t *testing.T) {
+		r := c.do("GET", "/shares", nil, "")
+		require.Equal(t, 200, r.status, "%s", r.body)
+		assert.Equal(t, []any{map[string]any{"name": "demo"}}, r.json(t)["items"], "a recipient sees its own share only")
+		r = c.do("GET", "/shares/DEMO", nil, "")
+		assert.Equal(t, map[string]any{"name": "demo"}, r.json(t)["share"], "names are case-insensitive")
+		r = c.do("GET", "/shares/demo/schemas", nil, "")
+		assert.Len(t, r.json(t)["items"], 2)
+		r = c.do("GET", "/shares/demo/schemas/sales/tables", nil, "")
+		assert.Equal(t, []any{map[string]any{"name": "orders", "schema": "sales", "share": "demo"}}, r.json(t)["items"])
+		r = c.do("GET", "/shares/demo/all-tables", nil, "")
+		assert.Len(t, r.json(t)["items"], 2)
+	})
+
+	t.Run("paging", func(t *testing.T) {
+		r := c.do("GET", "/shares/demo/all-tables?maxResults=1", nil, "")
+		page := r.json(t)
+		require.Len(t, page["items"], 1)
+		token := page["nextPageToken"].(string)
+		r = c.do("GET", "/shares/demo/all-tables?maxResults=1&pageToken="+token, nil, "")
+		page2 := r.json(t)
+		require.Len(t, page2["items"], 1)
+		assert.NotEqual(t, page["items"], page2["items"])
+		assert.Nil(t, page2["nextPageToken"])
+		r = c.do("GET", "/shares/demo/schemas?pageToken="+token, nil, "")
+		assert.Equal(t, 400, r.status, "a token of another listing is refused")
+	})
+
+	current := tbl.Metadata().CurrentSnapshot().SequenceNumber
+	t.Run("version", func(t *testing.T) {
+		r := c.do("GET", "/shares/demo/schemas/sales/tables/orders/version", nil, "")
+		require.Equal(t, 200, r.status, "%s", r.body)
+		assert.Equal(t, current, r.version(t))
+		r = c.do("HEAD", "/shares/demo/schemas/sales/tables/orders", nil, "")
+		assert.Equal(t, current, r.version(t))
+	})
+
+	delta := map[string]string{"delta-sharing-capabilities": "responseformat=delta;readerfeatures=columnmapping"}
+	t.Run("metadata", func(t *testing.T) {
+		r := c.do("GET", "/shares/demo/schemas/sales/tables/orders/metadata", nil, "")
+		assert.Equal(t, 400, r.status, "renamed columns cannot be read in parquet format: %s", r.body)
+		assert.Contains(t, string(r.body), "renamed")
+
+		r = c.do("GET", "/shares/demo/schemas/sales/tables/orders/metadata", delta, "")
+		require.Equal(t, 200, r.status, "%s", r.body)
+		assert.Equal(t, "application/x-ndjson; charset=utf-8", r.header.Get("Content-Type"))
+		assert.Equal(t, "responseformat=delta", r.header.Get("delta-sharing-capabilities"))
+		assert.Equal(t, current, r.version(t))
+		lines := r.lines(t)
+		require.Len(t, lines, 2, "protocol and metadata, no endStreamAction unless asked")
+		md := lines[1]["metaData"].(map[string]any)["deltaMetadata"].(map[string]any)
+		assert.Equal(t, tbl.Metadata().TableUUID().String(), md["id"])
+		assert.Equal(t, []any{"region"}, md["partitionColumns"])
+		assert.Equal(t, "id", md["configuration"].(map[string]any)["delta.columnMapping.mode"])
+		assert.Contains(t, md["schemaString"], `"delta.columnMapping.id":3`)
+		assert.Contains(t, md["schemaString"], `"name":"note"`)
+	})
+
+	readAll := func(t *testing.T, r reply, byID bool) []order {
+		require.Equal(t, 200, r.status, "%s", r.body)
+		var rows []order
+		for _, l := range r.lines(t)[2:] {
+			f := l["file"].(map[string]any)
+			u, pv := f["url"], f["partitionValues"]
+			if add, ok := f["deltaSingleAction"].(map[string]any); ok {
+				a := add["add"].(map[string]any)
+				u, pv = a["path"], a["partitionValues"]
+			}
+			got := fileRows(t, u.(string), byID)
+			for _, row := range got {
+				assert.Equal(t, row.Region, pv.(map[string]any)["region"], "partition values match the rows")
+			}
+			rows = append(rows, got...)
+		}
+		return sortOrders(rows)
+	}
+
+	t.Run("query latest, delta format", func(t *testing.T) {
+		r := c.do("POST", "/shares/demo/schemas/sales/tables/orders/query", delta, "{}")
+		assert.Equal(t, current, r.version(t))
+		assert.Equal(t, sortOrders(states[3]), readAll(t, r, true))
+		r = c.do("POST", "/shares/demo/schemas/extra/tables/orders_copy/query", delta, "")
+		assert.Equal(t, sortOrders(states[3]), readAll(t, r, true), "a table shared by name reads the same")
+	})
+
+	history := tbl.Metadata().Snapshots()
+	versionOf := func(i int) int64 { return history[i].SequenceNumber }
+	t.Run("time travel, parquet format", func(t *testing.T) {
+		// Version 2 predates the rename: parquet format is exact there.
+		body := fmt.Sprintf(`{"version": %d}`, versionOf(1))
+		r := c.do("POST", "/shares/demo/schemas/sales/tables/orders/query", nil, body)
+		assert.Equal(t, versionOf(1), r.version(t))
+		assert.Equal(t, "responseformat=parquet", r.header.Get("delta-sharing-capabilities"))
+		assert.Equal(t, sortOrders(states[1]), readAll(t, r, false))
+		for _, l := range r.lines(t)[2:] {
+			assert.EqualValues(t, versionOf(1), l["file"].(map[string]any)["version"], "time travel files carry their version")
+		}
+		ts := time.UnixMilli(history[0].TimestampMs).UTC().Format(time.RFC3339Nano)
+		r = c.do("POST", "/shares/demo/schemas/sales/tables/orders/query", delta, `{"timestamp": "`+ts+`"}`)
+		assert.Equal(t, sortOrders(states[0]), readAll(t, r, true))
+	})
+
+	t.Run("changes between versions", func(t *testing.T) {
+		q := fmt.Sprintf("/shares/demo/schemas/sales/tables/orders/changes?startingVersion=%d&endingVersion=%d", versionOf(2), versionOf(3))
+		r := c.do("GET", q, nil, "")
+		assert.Equal(t, 400, r.status, "renamed columns need delta format here too")
+		r = c.do("GET", q, delta, "")
+		require.Equal(t, 200, r.status, "%s", r.body)
+		assert.Equal(t, versionOf(2), r.version(t))
+		adds, removes := map[int64][]order{}, map[int64][]order{}
+		for _, l := range r.lines(t)[2:] {
+			f := l["file"].(map[string]any)
+			v := int64(f["version"].(float64))
+			act := f["deltaSingleAction"].(map[string]any)
+			if a, ok := act["add"].(map[string]any); ok {
+				adds[v] = append(adds[v], fileRows(t, a["path"].(string), true)...)
+			} else {
+				rm := act["remove"].(map[string]any)
+				removes[v] = append(removes[v], fileRows(t, rm["path"].(string), true)...)
+			}
+		}
+		assert.Equal(t, sortOrders(orders(18, 27)), sortOrders(adds[versionOf(2)]))
+		var us []order
+		for _, o := range states[2] {
+			if o.Region == "us" {
+				us = append(us, o)
+			}
+		}
+		assert.Equal(t, sortOrders(us), sortOrders(removes[versionOf(3)]), "the delete removed every us file")
+		assert.Empty(t, adds[versionOf(3)])
+	})
+
+	t.Run("startingVersion query and endStreamAction", func(t *testing.T) {
+		h := map[string]string{"delta-sharing-capabilities": "responseformat=delta;includeendstreamaction=true"}
+		r := c.do("POST", "/shares/demo/schemas/sales/tables/orders/query", h, fmt.Sprintf(`{"startingVersion": %d}`, versionOf(3)))
+		require.Equal(t, 200, r.status, "%s", r.body)
+		assert.Equal(t, "responseformat=delta;includeendstreamaction=true", r.header.Get("delta-sharing-capabilities"))
+		lines := r.lines(t)
+		end := lines[len(lines)-1]["endStreamAction"].(map[string]any)
+		assert.NotZero(t, end["minUrlExpirationTimestamp"])
+		for _, l := range lines[2 : len(lines)-1] {
+			assert.Contains(t, l["file"].(map[string]any)["deltaSingleAction"], "remove")
+		}
+	})
+
+	only := func(region string) []order {
+		var out []order
+		for _, o := range states[3] {
+			if o.Region == region {
+				out = append(out, o)
+			}
+		}
+		return sortOrders(out)
+	}
+	t.Run("hints prune files", func(t *testing.T) {
+		hint := `{"op":"equal","children":[{"op":"column","name":"region","valueType":"string"},{"op":"literal","value":"eu","valueType":"string"}]}`
+		body, _ := json.Marshal(map[string]any{"jsonPredicateHints": hint})
+		r := c.do("POST", "/shares/demo/schemas/sales/tables/orders/query", delta, string(body))
+		assert.Equal(t, only("eu"), readAll(t, r, true), "only the eu files are listed")
+		r = c.do("POST", "/shares/demo/schemas/sales/tables/orders/query", delta, `{"predicateHints": ["region = 'apac'"]}`)
+		assert.Equal(t, only("apac"), readAll(t, r, true), "only the apac files are listed")
+		r = c.do("POST", "/shares/demo/schemas/sales/tables/orders/query", delta, `{"jsonPredicateHints": "{not json", "predicateHints": ["((("]}`)
+		assert.Equal(t, sortOrders(states[3]), readAll(t, r, true), "unusable hints are ignored")
+		r = c.do("POST", "/shares/demo/schemas/sales/tables/orders/query", delta, `{"limitHint": 1}`)
+		assert.Len(t, r.lines(t), 3, "limitHint: one file holds enough rows")
+	})
+}
+
+// Bad input gets the protocol's error model and the reference codes.
+func TestSharingBadInput(t *testing.T) {
+	base, _ := sharingGateway(t, map[string]any{"url_lifetime": "1s"})
+	writeOrders(t, base)
+	c := clientFromProfile(t, base+"/delta-sharing", recipientToken)
+	delta := map[string]string{"delta-sharing-capabilities": "responseformat=delta"}
+	tbl := "/shares/demo/schemas/sales/tables/orders"
+	cases := []struct {
+		name, method, path, body string
+		header                   map[string]string
+		status                   int
+		code                     string
+	}{
+		{"unknown share", "GET", "/shares/nope/schemas", "", nil, 404, "RESOURCE_DOES_NOT_EXIST"},
+		{"another recipient's share", "GET", "/shares/other", "", nil, 404, "RESOURCE_DOES_NOT_EXIST"},
+		{"unknown schema", "GET", "/shares/demo/schemas/nope/tables", "", nil, 404, "RESOURCE_DOES_NOT_EXIST"},
+		{"unknown table", "GET", "/shares/demo/schemas/sales/tables/nope/metadata", "", nil, 404, "RESOURCE_DOES_NOT_EXIST"},
+		{"unknown operation", "GET", tbl + "/nope", "", nil, 404, "RESOURCE_DOES_NOT_EXIST"},
+		{"bad page token", "GET", "/shares?pageToken=forged", "", nil, 400, "INVALID_PARAMETER_VALUE"},
+		{"bad maxResults", "GET", "/shares?maxResults=-1", "", nil, 400, "INVALID_PARAMETER_VALUE"},
+		{"version and timestamp", "POST", tbl + "/query", `{"version":1,"timestamp":"2022-01-01T00:00:00Z"}`, delta, 400, "INVALID_PARAMETER_VALUE"},
+		{"metadata version and timestamp", "GET", tbl + "/metadata?version=1&timestamp=2022-01-01T00:00:00Z", "", delta, 400, "INVALID_PARAMETER_VALUE"},
+		{"version from the future", "POST", tbl + "/query", `{"version":99}`, delta, 400, "INVALID_PARAMETER_VALUE"},
+		{"timestamp before the table", "POST", tbl + "/query", `{"timestamp":"2000-01-01T00:00:00Z"}`, delta, 400, "INVALID_PARAMETER_VALUE"},
+		{"malformed body", "POST", tbl + "/query", `{"version":`, delta, 400, "MALFORMED_REQUEST"},
+		{"changes without a start", "GET", tbl + "/changes", "", delta, 400, "INVALID_PARAMETER_VALUE"},
+		{"unknown response format", "GET", tbl + "/metadata", "", map[string]string{"delta-sharing-capabilities": "responseformat=csv"}, 400, "INVALID_PARAMETER_VALUE"},
+		{"delta without column mapping", "GET", tbl + "/metadata", "", map[string]string{"delta-sharing-capabilities": "responseformat=delta;readerfeatures=deletionvectors"}, 400, "INVALID_PARAMETER_VALUE"},
+	}
+	for _, tc := range cases {
+		r := c.do(tc.method, tc.path, tc.header, tc.body)
+		assert.Equal(t, tc.status, r.status, "%s: %s", tc.name, r.body)
+		assert.Equal(t, tc.code, r.json(t)["errorCode"], tc.name)
+		assert.NotEmpty(t, r.json(t)["message"], tc.name)
+	}
+
+	for name, token := range map[string]string{"no token": "", "wrong token": "guess"} {
+		r := (&shareClient{t: t, profile: sharing.Profile{Endpoint: c.profile.Endpoint, BearerToken: token}}).do("GET", "/shares", nil, "")
+		assert.Equal(t, 401, r.status, name)
+		assert.Equal(t, "UNAUTHENTICATED", r.json(t)["errorCode"], name)
+	}
+
+	r := c.do("POST", tbl+"/query", delta, `{"limitHint": 1}`)
+	require.Equal(t, 200, r.status, "%s", r.body)
+	add := r.lines(t)[2]["file"].(map[string]any)["deltaSingleAction"].(map[string]any)["add"].(map[string]any)
+	url := add["path"].(string)
+	i := strings.LastIndex(url, "/")
+	token := url[i+1:]
+	mid := len(token) / 2
+	flipped := byte('A')
+	if token[mid] == 'A' {
+		flipped = 'B'
+	}
+	tampered := url[:i+1] + token[:mid] + string(flipped) + token[mid+1:]
+	for name, u := range map[string]string{
+		"tampered":    tampered,
+		"path escape": base + "/delta-sharing/files/..%2F..%2F..%2Fetc%2Fpasswd",
+		"no token":    base + "/delta-sharing/files/x",
+	} {
+		resp, err := http.Get(u)
+		require.NoError(t, err)
+		resp.Body.Close()
+		assert.Equal(t, 403, resp.StatusCode, name)
+	}
+	resp, err := http.Get(url)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, 200, resp.StatusCode, "the URL works while fresh")
+	time.Sleep(2100 * time.Millisecond)
+	resp, err = http.Get(url)
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Equal(t, 403, resp.StatusCode, "an expired URL is refused")
+	assert.Contains(t, string(body), "expired")
+}
+
+// A merge-on-read table (row-level delete files) is refused with a clear
+// error, never answered with rows that were deleted.
+func TestSharingRefusesDeleteFiles(t *testing.T) {
+	base, _ := sharingGateway(t, nil)
+	ctx := context.Background()
+	cat := embeddedtest.Client(t, base, rest.WithWarehouseLocation("lake"))
+	require.NoError(t, cat.CreateNamespace(ctx, table.Identifier{"sales"}, nil))
+	tbl, err := cat.CreateTable(ctx, table.Identifier{"sales", "mor"}, orderSchema,
+		catalog.WithProperties(iceberg.Properties{"write.delete.mode": "merge-on-read", "format-version": "2"}))
+	require.NoError(t, err)
+	tbl = appendOrders(t, tbl, orders(0, 10))
+	tx := tbl.NewTransaction()
+	require.NoError(t, tx.Delete(ctx, iceberg.LessThan(iceberg.Reference("id"), int64(3)), nil))
+	_, err = tx.Commit(ctx)
+	require.NoError(t, err)
+
+	c := clientFromProfile(t, base+"/delta-sharing", recipientToken)
+	r := c.do("POST", "/shares/demo/schemas/sales/tables/mor/query", nil, "{}")
+	assert.Equal(t, 400, r.status, "%s", r.body)
+	assert.Equal(t, "INVALID_PARAMETER_VALUE", r.json(t)["errorCode"])
+	assert.Contains(t, r.json(t)["message"], "delete files")
+	r = c.do("GET", "/shares/demo/schemas/sales/tables/mor/metadata", nil, "")
+	assert.Equal(t, 200, r.status, "metadata needs no files: %s", r.body)
+}

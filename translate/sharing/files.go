@@ -1,0 +1,242 @@
+package sharing
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	iceio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakegate/lakegate/translate/sharing/actions"
+	"github.com/lakegate/lakegate/translate/sharing/fileurl"
+	"github.com/lakegate/lakegate/translate/sharing/hints"
+)
+
+// planFiles lists the data files of version v that may match the query's
+// hints: planned by the backend when it offers server-side planning (and
+// Planning is auto), else by lakegate over the manifests. limitHint stops
+// the listing once the files hold that many records.
+func (s *Server) planFiles(ctx context.Context, l *loaded, v version, q QueryRequest) ([]table.FileScanTask, *Error) {
+	if v.Snap == nil {
+		return nil, nil
+	}
+	opts := []table.ScanOption{table.WithSnapshotID(v.Snap.SnapshotID)}
+	if f := filterOf(q, schemaAt(l.tbl.Metadata(), v)); f != nil {
+		opts = append(opts, table.WithRowFilter(f))
+	}
+	if s.Planning != PlanLocal {
+		opts = append(opts, table.WithScanPlanningMode(table.ScanPlanningAuto))
+	}
+	tasks, err := l.tbl.Scan(opts...).PlanFiles(ctx)
+	if err != nil {
+		return nil, Errorf(http.StatusBadGateway, CodeInternal, "planning the files of table %q failed: %v", l.target.Table, err)
+	}
+	if err := noDeletes(tasks, l.target.Table); err != nil {
+		return nil, err
+	}
+	if q.LimitHint != nil {
+		tasks = limited(tasks, *q.LimitHint)
+	}
+	return tasks, nil
+}
+
+// filterOf turns the hints into one Iceberg filter; hints that cannot be
+// used are ignored, as the protocol asks (filtering is best effort).
+func filterOf(q QueryRequest, sch *iceberg.Schema) iceberg.BooleanExpression {
+	var parts []iceberg.BooleanExpression
+	if q.JSONPredicateHints != "" {
+		e, err := hints.JSON(q.JSONPredicateHints, sch)
+		if err != nil {
+			slog.Debug("delta sharing: jsonPredicateHints partly ignored", "reason", err)
+		}
+		parts = append(parts, e)
+	}
+	if len(q.PredicateHints) > 0 {
+		e, err := hints.SQL(q.PredicateHints, sch)
+		if err != nil {
+			slog.Debug("delta sharing: predicateHints partly ignored", "reason", err)
+		}
+		parts = append(parts, e)
+	}
+	var out iceberg.BooleanExpression
+	for _, p := range parts {
+		if p == nil || p.Equals(iceberg.AlwaysTrue{}) {
+			continue
+		}
+		if out == nil {
+			out = p
+		} else {
+			out = iceberg.NewAnd(out, p)
+		}
+	}
+	return out
+}
+
+// noDeletes refuses tables whose rows are deleted by delete files: the
+// protocol's file lists cannot say which rows of a file are gone, and
+// answering without them would return deleted rows.
+func noDeletes(tasks []table.FileScanTask, name string) *Error {
+	for _, t := range tasks {
+		if len(t.DeleteFiles)+len(t.EqualityDeleteFiles)+len(t.DeletionVectorFiles) > 0 {
+			return badParam("table %q has row-level delete files (merge-on-read); "+
+				"Delta Sharing cannot express them, so lakegate does not share this version "+
+				"(compact the table to rewrite the deletes into data files)", name)
+		}
+	}
+	return nil
+}
+
+func limited(tasks []table.FileScanTask, limit int64) []table.FileScanTask {
+	var rows int64
+	for i, t := range tasks {
+		if rows >= limit {
+			return tasks[:i]
+		}
+		rows += t.File.Count()
+	}
+	return tasks
+}
+
+// file describes one data file with a fresh URL.
+func (rs *response) file(ctx context.Context, df iceberg.DataFile, sch *iceberg.Schema, v version) (actions.File, *Error) {
+	u, err := rs.s.fileURL(ctx, rs.l, rs.req.FilesBase, df.FilePath(), rs.exp)
+	if err != nil {
+		return actions.File{}, Errorf(http.StatusInternalServerError, CodeInternal, "cannot hand out a URL for a file of table %q: %v", rs.l.target.Table, err)
+	}
+	meta := rs.l.tbl.Metadata()
+	spec := meta.PartitionSpecByID(int(df.SpecID()))
+	if spec == nil || declaredSpec(meta, sch).IsUnpartitioned() {
+		spec = iceberg.UnpartitionedSpec
+	}
+	rs.files++
+	f := actions.File{URL: u, Data: df, Spec: *spec, Schema: sch, Version: v.V, Expiration: rs.exp.UnixMilli()}
+	if v.Snap != nil {
+		f.Timestamp = v.Snap.TimestampMs
+	}
+	return f, nil
+}
+
+// fileURL is the URL a recipient downloads a file at: a presigned S3 URL,
+// or for a local-filesystem warehouse lakegate's own signed URL.
+func (s *Server) fileURL(ctx context.Context, l *loaded, filesBase, path string, exp time.Time) (string, error) {
+	u, err := url.Parse(path)
+	if err != nil {
+		return "", err
+	}
+	switch u.Scheme {
+	case "", "file":
+		local := fileurl.Local{Sealer: s.Sealer, BaseURL: filesBase}
+		return local.URL(path, l.tbl.Location(), exp)
+	case "s3", "s3a", "s3n":
+		return fileurl.PresignS3(ctx, l.props, path, s.lifetime())
+	}
+	return "", fmt.Errorf("lakegate cannot hand out URLs for %s:// storage", u.Scheme)
+}
+
+// changes answers a changes request (or a query with startingVersion):
+// for every version in the range, `add` for each data file it added and
+// `remove` for each it deleted, read from the manifests that version
+// wrote.
+func (rs *response) changes(ctx context.Context, h history, c ChangesRequest) *Error {
+	from, to, err := changeRange(h, c)
+	if err != nil {
+		return err
+	}
+	if err := rs.header(h.latest()); err != nil {
+		return err
+	}
+	rs.version = from
+	fs, ferr := rs.l.tbl.FS(ctx)
+	if ferr != nil {
+		return Errorf(http.StatusBadGateway, CodeInternal, "opening the storage of table %q: %v", rs.l.target.Table, ferr)
+	}
+	for _, v := range h.between(from, to) {
+		if err := rs.versionChanges(ctx, fs, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func changeRange(h history, c ChangesRequest) (int64, int64, *Error) {
+	from, to := int64(0), h.latest().V
+	switch {
+	case c.Start.Version != nil:
+		from = *c.Start.Version
+	case c.Start.Timestamp != nil:
+		v, err := h.since(*c.Start.Timestamp)
+		if err != nil {
+			return 0, 0, err
+		}
+		from = v.V
+	}
+	switch {
+	case c.End.Version != nil:
+		to = *c.End.Version
+	case c.End.Timestamp != nil:
+		v, err := h.asOf(*c.End.Timestamp)
+		if err != nil {
+			return 0, 0, err
+		}
+		to = v.V
+	}
+	if from > h.latest().V {
+		return 0, 0, badParam("startingVersion %d is after the latest version %d", from, h.latest().V)
+	}
+	if to > h.latest().V {
+		to = h.latest().V
+	}
+	if to < from {
+		return 0, 0, badParam("the range ends (version %d) before it starts (version %d)", to, from)
+	}
+	return from, to, nil
+}
+
+// versionChanges adds the lines of one version: the entries its own
+// manifests record as added or deleted by its snapshot.
+func (rs *response) versionChanges(ctx context.Context, fs iceio.IO, v version) *Error {
+	meta := rs.l.tbl.Metadata()
+	sch := schemaAt(meta, v)
+	manifests, err := v.Snap.Manifests(fs)
+	if err != nil {
+		return Errorf(http.StatusBadGateway, CodeInternal, "reading version %d of table %q: %v", v.V, rs.l.target.Table, err)
+	}
+	for _, m := range manifests {
+		if m.SnapshotID() != v.Snap.SnapshotID {
+			continue
+		}
+		entries, err := m.FetchEntries(fs, false)
+		if err != nil {
+			return Errorf(http.StatusBadGateway, CodeInternal, "reading version %d of table %q: %v", v.V, rs.l.target.Table, err)
+		}
+		for _, e := range entries {
+			if err := rs.change(ctx, e, sch, v); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (rs *response) change(ctx context.Context, e iceberg.ManifestEntry, sch *iceberg.Schema, v version) *Error {
+	if e.SnapshotID() != v.Snap.SnapshotID || e.Status() == iceberg.EntryStatusEXISTING {
+		return nil
+	}
+	if e.DataFile().ContentType() != iceberg.EntryContentData {
+		return badParam("version %d of table %q writes row-level delete files (merge-on-read); "+
+			"Delta Sharing cannot express them", v.V, rs.l.target.Table)
+	}
+	f, err := rs.file(ctx, e.DataFile(), sch, v)
+	if err != nil {
+		return err
+	}
+	if e.Status() == iceberg.EntryStatusADDED {
+		return rs.add(actions.Add(rs.format, f))
+	}
+	return rs.add(actions.Remove(rs.format, f))
+}

@@ -1,0 +1,238 @@
+package sharing
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lakegate/lakegate/translate/sharing/actions"
+)
+
+// CapabilitiesHeader negotiates response format and features.
+const CapabilitiesHeader = "delta-sharing-capabilities"
+
+// Capabilities is the client's delta-sharing-capabilities header.
+type Capabilities struct {
+	// Formats the client accepts, in its order; empty means parquet.
+	Formats []actions.Format
+	// ReaderFeatures the client can read (lower case); nil when not sent.
+	ReaderFeatures map[string]bool
+	// EndStream is includeEndStreamAction=true.
+	EndStream bool
+}
+
+// ParseCapabilities reads the header: "key=v1,v2;key=v". Keys and values
+// are case-insensitive; unknown keys are ignored, as the protocol evolves
+// by adding them.
+func ParseCapabilities(h string) (Capabilities, *Error) {
+	var c Capabilities
+	for _, part := range strings.Split(h, ";") {
+		key, val, _ := strings.Cut(strings.TrimSpace(part), "=")
+		key = strings.ToLower(strings.TrimSpace(key))
+		vals := splitList(strings.ToLower(val))
+		switch key {
+		case "responseformat":
+			for _, v := range vals {
+				f := actions.Format(v)
+				if f != actions.Parquet && f != actions.Delta {
+					return c, badParam("unsupported responseformat %q (parquet or delta)", v)
+				}
+				c.Formats = append(c.Formats, f)
+			}
+		case "readerfeatures":
+			c.ReaderFeatures = map[string]bool{}
+			for _, v := range vals {
+				c.ReaderFeatures[v] = true
+			}
+		case "includeendstreamaction":
+			c.EndStream = val != "" && strings.EqualFold(strings.TrimSpace(val), "true")
+		}
+	}
+	return c, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// accepts reports whether the client takes format f.
+func (c Capabilities) accepts(f actions.Format) bool {
+	if len(c.Formats) == 0 {
+		return f == actions.Parquet
+	}
+	for _, g := range c.Formats {
+		if g == f {
+			return true
+		}
+	}
+	return false
+}
+
+// QueryRequest is the body of POST .../query.
+type QueryRequest struct {
+	PredicateHints     []string `json:"predicateHints"`
+	JSONPredicateHints string   `json:"jsonPredicateHints"`
+	LimitHint          *int64   `json:"limitHint"`
+	Version            *int64   `json:"version"`
+	Timestamp          *string  `json:"timestamp"`
+	StartingVersion    *int64   `json:"startingVersion"`
+	EndingVersion      *int64   `json:"endingVersion"`
+}
+
+const maxQueryBody = 1 << 20
+
+// ParseQuery reads and checks a query body; an empty body is {}.
+func ParseQuery(r io.Reader) (QueryRequest, *Error) {
+	var q QueryRequest
+	raw, err := io.ReadAll(io.LimitReader(r, maxQueryBody+1))
+	if err != nil {
+		return q, Errorf(http.StatusBadRequest, CodeMalformedRequest, "reading the request body: %v", err)
+	}
+	if len(raw) > maxQueryBody {
+		return q, Errorf(http.StatusRequestEntityTooLarge, CodeMalformedRequest, "request body exceeds %d bytes", maxQueryBody)
+	}
+	if strings.TrimSpace(string(raw)) == "" {
+		return q, nil
+	}
+	if err := json.Unmarshal(raw, &q); err != nil {
+		return q, Errorf(http.StatusBadRequest, CodeMalformedRequest, "request body is not a valid query: %v", err)
+	}
+	return q, q.check()
+}
+
+func (q QueryRequest) check() *Error {
+	set := 0
+	for _, b := range []bool{q.Version != nil, q.Timestamp != nil, q.StartingVersion != nil} {
+		if b {
+			set++
+		}
+	}
+	switch {
+	case set > 1:
+		return badParam("version, timestamp and startingVersion are mutually exclusive")
+	case q.EndingVersion != nil && q.StartingVersion == nil:
+		return badParam("endingVersion is only valid with startingVersion")
+	case negative(q.Version, q.StartingVersion, q.EndingVersion, q.LimitHint):
+		return badParam("version, startingVersion, endingVersion and limitHint must not be negative")
+	case q.StartingVersion != nil && q.EndingVersion != nil && *q.EndingVersion < *q.StartingVersion:
+		return badParam("endingVersion %d is before startingVersion %d", *q.EndingVersion, *q.StartingVersion)
+	}
+	if q.Timestamp != nil {
+		if _, err := ParseTimestamp(*q.Timestamp); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func negative(vs ...*int64) bool {
+	for _, v := range vs {
+		if v != nil && *v < 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// ParseTimestamp reads the protocol's timestamp format: ISO 8601 in UTC
+// ("2022-01-01T00:00:00Z"; fractions and offsets are accepted too).
+func ParseTimestamp(s string) (time.Time, *Error) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, badParam("timestamp %q is not in ISO 8601 format like 2022-01-01T00:00:00Z", s)
+	}
+	return t, nil
+}
+
+// Bound is one end of a change range: a version or a timestamp.
+type Bound struct {
+	Version   *int64
+	Timestamp *time.Time
+}
+
+func (b Bound) set() bool { return b.Version != nil || b.Timestamp != nil }
+
+// ChangesRequest is the query of GET .../changes.
+type ChangesRequest struct {
+	Start, End         Bound
+	HistoricalMetadata bool
+}
+
+// ParseChanges reads the changes query: a start (version or timestamp) is
+// required, an end is optional; each end takes one form only.
+func ParseChanges(q url.Values) (ChangesRequest, *Error) {
+	var c ChangesRequest
+	var err *Error
+	if c.Start, err = bound(q, "startingVersion", "startingTimestamp"); err != nil {
+		return c, err
+	}
+	if !c.Start.set() {
+		return c, badParam("startingVersion or startingTimestamp is required")
+	}
+	if c.End, err = bound(q, "endingVersion", "endingTimestamp"); err != nil {
+		return c, err
+	}
+	if s, e := c.Start.Version, c.End.Version; s != nil && e != nil && *e < *s {
+		return c, badParam("endingVersion %d is before startingVersion %d", *e, *s)
+	}
+	if v := q.Get("includeHistoricalMetadata"); v != "" {
+		b, perr := strconv.ParseBool(v)
+		if perr != nil {
+			return c, badParam("includeHistoricalMetadata must be true or false")
+		}
+		c.HistoricalMetadata = b
+	}
+	return c, nil
+}
+
+func bound(q url.Values, versionKey, timeKey string) (Bound, *Error) {
+	var b Bound
+	vs, ts := q.Get(versionKey), q.Get(timeKey)
+	if vs != "" && ts != "" {
+		return b, badParam("%s and %s are mutually exclusive", versionKey, timeKey)
+	}
+	if vs != "" {
+		v, err := strconv.ParseInt(vs, 10, 64)
+		if err != nil || v < 0 {
+			return b, badParam("%s must be a non-negative integer, not %q", versionKey, vs)
+		}
+		b.Version = &v
+	}
+	if ts != "" {
+		t, err := ParseTimestamp(ts)
+		if err != nil {
+			return b, err
+		}
+		b.Timestamp = &t
+	}
+	return b, nil
+}
+
+// Page is a listing request's maxResults and pageToken.
+type Page struct {
+	Max   int // -1: not given
+	Token string
+}
+
+// ParsePage reads maxResults (non-negative int32) and pageToken.
+func ParsePage(q url.Values) (Page, *Error) {
+	p := Page{Max: -1, Token: q.Get("pageToken")}
+	if s := q.Get("maxResults"); s != "" {
+		n, err := strconv.ParseInt(s, 10, 32)
+		if err != nil || n < 0 {
+			return p, badParam("maxResults must be a non-negative 32-bit integer, not %q", s)
+		}
+		p.Max = int(n)
+	}
+	return p, nil
+}

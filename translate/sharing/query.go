@@ -1,0 +1,348 @@
+package sharing
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakegate/lakegate/translate/schema"
+	"github.com/lakegate/lakegate/translate/sharing/actions"
+)
+
+// VersionHeader carries the table version on version, metadata, query
+// and changes answers.
+const VersionHeader = "Delta-Table-Version"
+
+// tableVersion answers GET .../version (and the deprecated HEAD).
+func (s *Server) tableVersion(ctx context.Context, w http.ResponseWriter, r *http.Request, req Request) *Error {
+	var since *time.Time
+	if ts := r.URL.Query().Get("startingTimestamp"); ts != "" {
+		t, err := ParseTimestamp(ts)
+		if err != nil {
+			return err
+		}
+		since = &t
+	}
+	_, h, err := s.open(ctx, req)
+	if err != nil {
+		return err
+	}
+	v := h.latest()
+	if since != nil {
+		if v, err = h.since(*since); err != nil {
+			return err
+		}
+	}
+	w.Header().Set(VersionHeader, strconv.FormatInt(v.V, 10))
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+func (s *Server) open(ctx context.Context, req Request) (*loaded, history, *Error) {
+	t, err := s.resolveTable(ctx, req)
+	if err != nil {
+		return nil, nil, err
+	}
+	l, err := s.load(ctx, t)
+	if err != nil {
+		return nil, nil, err
+	}
+	return l, lineage(l.tbl.Metadata()), nil
+}
+
+// serveTable answers metadata, query and changes: parse everything the
+// client sent before touching the catalog, then build every line before
+// the status is written, so a failure is a clean error, never half a 200.
+func (s *Server) serveTable(ctx context.Context, w http.ResponseWriter, r *http.Request, req Request) *Error {
+	caps, err := ParseCapabilities(r.Header.Get(CapabilitiesHeader))
+	if err != nil {
+		return err
+	}
+	var q QueryRequest
+	var ch ChangesRequest
+	switch req.Route.Op {
+	case OpTableMetadata:
+		q, err = metadataParams(r)
+	case OpQueryTable:
+		q, err = ParseQuery(r.Body)
+	case OpQueryChanges:
+		ch, err = ParseChanges(r.URL.Query())
+	}
+	if err != nil {
+		return err
+	}
+	l, h, err := s.open(ctx, req)
+	if err != nil {
+		return err
+	}
+	rs := &response{s: s, req: req, l: l, caps: caps, exp: s.now().Add(s.lifetime())}
+	switch {
+	case req.Route.Op == OpQueryChanges:
+		err = rs.changes(ctx, h, ch)
+	case req.Route.Op == OpQueryTable && q.StartingVersion != nil:
+		end := h.latest().V
+		if q.EndingVersion != nil {
+			end = *q.EndingVersion
+		}
+		err = rs.changes(ctx, h, ChangesRequest{Start: Bound{Version: q.StartingVersion}, End: Bound{Version: &end}})
+	default:
+		err = rs.snapshot(ctx, h, q, req.Route.Op == OpQueryTable)
+	}
+	if err != nil {
+		return err
+	}
+	rs.write(w)
+	return nil
+}
+
+// metadataParams reads the metadata endpoint's version / timestamp.
+func metadataParams(r *http.Request) (QueryRequest, *Error) {
+	var q QueryRequest
+	qs := r.URL.Query()
+	if v := qs.Get("version"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return q, badParam("version must be an integer, not %q", v)
+		}
+		q.Version = &n
+	}
+	if ts := qs.Get("timestamp"); ts != "" {
+		q.Timestamp = &ts
+	}
+	return q, q.check()
+}
+
+// response accumulates the NDJSON lines of one answer.
+type response struct {
+	s       *Server
+	req     Request
+	l       *loaded
+	caps    Capabilities
+	exp     time.Time
+	format  actions.Format
+	version int64
+	lines   bytes.Buffer
+	files   int
+}
+
+func (rs *response) add(b []byte, err error) *Error {
+	if err != nil {
+		return Errorf(http.StatusInternalServerError, CodeInternal, "%v", err)
+	}
+	rs.lines.Write(b)
+	rs.lines.WriteByte('\n')
+	return nil
+}
+
+// snapshot answers metadata, or a query of one version (latest or time
+// travel): protocol, metadata, then one file line per data file.
+func (rs *response) snapshot(ctx context.Context, h history, q QueryRequest, withFiles bool) *Error {
+	v, err := pick(h, q)
+	if err != nil {
+		return err
+	}
+	if err := rs.header(v); err != nil || !withFiles {
+		return err
+	}
+	tasks, err := rs.s.planFiles(ctx, rs.l, v, q)
+	if err != nil {
+		return err
+	}
+	travel := q.Version != nil || q.Timestamp != nil
+	sch := schemaAt(rs.l.tbl.Metadata(), v)
+	for _, t := range tasks {
+		f, err := rs.file(ctx, t.File, sch, v)
+		if err != nil {
+			return err
+		}
+		if err := rs.add(actions.FileLine(rs.format, f, travel)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pick is the version a snapshot request reads.
+func pick(h history, q QueryRequest) (version, *Error) {
+	switch {
+	case q.Version != nil:
+		return h.at(*q.Version)
+	case q.Timestamp != nil:
+		t, err := ParseTimestamp(*q.Timestamp)
+		if err != nil {
+			return version{}, err
+		}
+		return h.asOf(t)
+	}
+	return h.latest(), nil
+}
+
+// header writes the protocol and metadata lines of version v, choosing
+// the response format the table and the client allow.
+func (rs *response) header(v version) *Error {
+	meta := rs.l.tbl.Metadata()
+	sch := schemaAt(meta, v)
+	f, err := chooseFormat(rs.caps, meta, sch, rs.req.Route.Table)
+	if err != nil {
+		return err
+	}
+	rs.format, rs.version = f, v.V
+	t := tableInfo(rs.l, v, sch)
+	if err := rs.add(actions.Protocol(f, t)); err != nil {
+		return err
+	}
+	return rs.add(actions.Metadata(f, t))
+}
+
+func tableInfo(l *loaded, v version, sch *iceberg.Schema) actions.Table {
+	meta := l.tbl.Metadata()
+	t := actions.Table{
+		ID: meta.TableUUID().String(), Name: l.target.Table, Description: meta.Properties()["comment"],
+		Schema: sch, Spec: declaredSpec(meta, sch), Properties: meta.Properties(), Version: v.V,
+	}
+	if v.Snap != nil && v.Snap.Summary != nil {
+		t.Size = summaryInt(v.Snap.Summary.Properties, "total-files-size")
+		t.NumFiles = summaryInt(v.Snap.Summary.Properties, "total-data-files")
+	}
+	return t
+}
+
+func summaryInt(p iceberg.Properties, key string) *int64 {
+	n, err := strconv.ParseInt(p[key], 10, 64)
+	if err != nil {
+		return nil
+	}
+	return &n
+}
+
+// declaredSpec is the spec whose identity fields are declared partition
+// columns: the current one when every spec of the table has the same
+// identity columns, else none. A Delta reader takes a partition column's
+// value from partitionValues only, so every listed file must carry it;
+// Iceberg writes identity source columns into the data files too, so
+// declaring none loses pruning, never data.
+func declaredSpec(meta table.Metadata, sch *iceberg.Schema) iceberg.PartitionSpec {
+	cur := meta.PartitionSpec()
+	want := schema.PartitionColumns(cur, sch)
+	for _, s := range meta.PartitionSpecs() {
+		if !slices.Equal(schema.PartitionColumns(s, sch), want) {
+			return *iceberg.UnpartitionedSpec
+		}
+	}
+	return cur
+}
+
+// schemaAt is the schema a version was written with.
+func schemaAt(meta table.Metadata, v version) *iceberg.Schema {
+	if v.Snap != nil && v.Snap.SchemaID != nil {
+		for _, s := range meta.Schemas() {
+			if s.ID == *v.Snap.SchemaID {
+				return s
+			}
+		}
+	}
+	return meta.CurrentSchema()
+}
+
+// chooseFormat follows the capabilities header: parquet unless the client
+// takes delta and either asked for it alone or the table needs it
+// (timestamp without zone, renamed columns: parquet readers match columns
+// by name, so files written before a rename would read as nulls).
+func chooseFormat(c Capabilities, meta table.Metadata, sch *iceberg.Schema, name string) (actions.Format, *Error) {
+	need := needsDelta(meta, sch)
+	switch {
+	case c.accepts(actions.Delta) && (need != "" || !c.accepts(actions.Parquet)):
+		return actions.Delta, missingFeatures(c, sch)
+	case need != "":
+		return "", badParam("table %q cannot be read in parquet format: %s; ask for responseformat=delta", name, need)
+	}
+	return actions.Parquet, nil
+}
+
+func needsDelta(meta table.Metadata, sch *iceberg.Schema) string {
+	if col := ntzColumn(sch); col != "" {
+		return "column " + col + " is a timestamp without time zone (timestampNtz)"
+	}
+	if col := renamedColumn(meta, sch); col != "" {
+		return "column " + col + " was renamed, and its older files carry the old name"
+	}
+	return ""
+}
+
+func ntzColumn(sch *iceberg.Schema) string {
+	fields, _ := iceberg.IndexByID(sch)
+	for id, f := range fields {
+		if f.Type.Equals(iceberg.PrimitiveTypes.Timestamp) {
+			name, _ := sch.FindColumnName(id)
+			return name
+		}
+	}
+	return ""
+}
+
+// renamedColumn finds a column whose field id had another name in an
+// earlier schema of the table.
+func renamedColumn(meta table.Metadata, sch *iceberg.Schema) string {
+	fields, _ := iceberg.IndexByID(sch)
+	for id := range fields {
+		name, _ := sch.FindColumnName(id)
+		for _, old := range meta.Schemas() {
+			// Only schemas before this one wrote the files it reads.
+			if old.ID >= sch.ID {
+				continue
+			}
+			if was, ok := old.FindColumnName(id); ok && was != name {
+				return name
+			}
+		}
+	}
+	return ""
+}
+
+// missingFeatures refuses delta format to a client that listed its
+// reader features without those lakegate's delta answer needs.
+func missingFeatures(c Capabilities, sch *iceberg.Schema) *Error {
+	if c.ReaderFeatures == nil {
+		return nil
+	}
+	need := []string{"columnmapping"}
+	if ntzColumn(sch) != "" {
+		need = append(need, "timestampntz")
+	}
+	var missing []string
+	for _, f := range need {
+		if !c.ReaderFeatures[f] {
+			missing = append(missing, f)
+		}
+	}
+	if len(missing) > 0 {
+		return badParam("the delta response needs reader features the client did not list: %s", strings.Join(missing, ","))
+	}
+	return nil
+}
+
+// write sends the answer: headers (version, echoed capabilities), then
+// every line, then endStreamAction when the client asked for it.
+func (rs *response) write(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "application/x-ndjson; charset=utf-8")
+	w.Header().Set(VersionHeader, strconv.FormatInt(rs.version, 10))
+	echo := "responseformat=" + string(rs.format)
+	if rs.caps.EndStream {
+		echo += ";includeendstreamaction=true"
+		var minExp int64
+		if rs.files > 0 {
+			minExp = rs.exp.UnixMilli()
+		}
+		_ = rs.add(actions.EndStream("", "", minExp))
+	}
+	w.Header().Set(CapabilitiesHeader, echo)
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(rs.lines.Bytes())
+}

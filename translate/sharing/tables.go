@@ -1,0 +1,179 @@
+package sharing
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog/rest"
+	iceio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakegate/lakegate/translate"
+)
+
+// resolveTable finds the route's table: named in the schema, or a table
+// of a shared namespace (exact name first, then case-insensitively, as
+// the protocol's names are).
+func (s *Server) resolveTable(ctx context.Context, req Request) (Target, *Error) {
+	sh, sc, err := s.schema(ctx, req)
+	if err != nil {
+		return Target{}, err
+	}
+	want := req.Route.Table
+	for _, t := range sc.Tables {
+		if strings.EqualFold(t.Name, want) {
+			return s.authorized(ctx, req, Target{Share: sh.Name, Schema: sc.Name, Table: t.Name,
+				Catalog: t.Catalog, Namespace: t.Namespace, IcebergTable: t.Table})
+		}
+	}
+	for _, ns := range sc.Namespaces {
+		idents, err := s.namespaceTables(ctx, ns)
+		if err != nil {
+			return Target{}, err
+		}
+		if name, ok := pickName(idents, want); ok {
+			return s.authorized(ctx, req, Target{Share: sh.Name, Schema: sc.Name, Table: name,
+				Catalog: ns.Catalog, Namespace: ns.Namespace, IcebergTable: name})
+		}
+	}
+	return Target{}, notFound("table %q does not exist in schema %q of share %q", want, sc.Name, sh.Name)
+}
+
+func pickName(idents []table.Identifier, want string) (string, bool) {
+	found := ""
+	for _, id := range idents {
+		name := id[len(id)-1]
+		if name == want {
+			return name, true
+		}
+		if found == "" && strings.EqualFold(name, want) {
+			found = name
+		}
+	}
+	return found, found != ""
+}
+
+func (s *Server) authorized(ctx context.Context, req Request, t Target) (Target, *Error) {
+	if !req.Access(ctx, req.Route.Op, t) {
+		return Target{}, notFound("table %q does not exist in schema %q of share %q", t.Table, t.Schema, t.Share)
+	}
+	return t, nil
+}
+
+// loaded is a shared table as LoadTable returned it, with the FileIO
+// properties (vended credentials) its files are read or presigned with.
+type loaded struct {
+	target Target
+	tbl    *table.Table
+	props  iceberg.Properties
+}
+
+// loadResult is the part of the spec's LoadTableResult we need.
+type loadResult struct {
+	MetadataLocation string             `json:"metadata-location"`
+	Metadata         json.RawMessage    `json:"metadata"`
+	Config           iceberg.Properties `json:"config"`
+	Credentials      []struct {
+		Prefix string            `json:"prefix"`
+		Config map[string]string `json:"config"`
+	} `json:"storage-credentials"`
+}
+
+// load runs LoadTable through the catalog's pipeline (so it is served
+// from the LoadTable cache when fresh), asking for vended credentials.
+// It calls the pipeline directly rather than through rest.Catalog because
+// presigning needs the FileIO properties the response carries.
+func (s *Server) load(ctx context.Context, t Target) (*loaded, *Error) {
+	cl, err := s.Catalogs.Open(ctx, t.Catalog)
+	if err != nil {
+		return nil, backendError(err)
+	}
+	res, rerr := s.loadRaw(ctx, t)
+	if rerr != nil {
+		return nil, rerr
+	}
+	meta, err := table.ParseMetadataBytes(res.Metadata)
+	if err != nil {
+		return nil, Errorf(http.StatusBadGateway, CodeInternal, "the catalog returned unreadable table metadata: %v", err)
+	}
+	props := iceberg.Properties{}
+	for k, v := range s.S3 {
+		props[k] = v
+	}
+	for k, v := range res.Config {
+		props[k] = v
+	}
+	for _, c := range res.Credentials {
+		if strings.HasPrefix(meta.Location(), c.Prefix) {
+			for k, v := range c.Config {
+				props[k] = v
+			}
+		}
+	}
+	tbl := table.New(t.identifier(), meta, res.MetadataLocation, iceio.LoadFSFunc(props, res.MetadataLocation), plannerFor(s.Planning, cl))
+	return &loaded{target: t, tbl: tbl, props: props}, nil
+}
+
+// plannerFor is the catalog to plan scans with: the REST client (which
+// plans server-side when the backend offers it) or none (local planning).
+func plannerFor(p Planning, cl *rest.Catalog) table.CatalogIO {
+	if p == PlanLocal {
+		return nil
+	}
+	return cl
+}
+
+func (s *Server) loadRaw(ctx context.Context, t Target) (*loadResult, *Error) {
+	rt, ok := s.Catalogs.Transport(t.Catalog)
+	if !ok {
+		return nil, notFound("catalog %q of table %q is not served", t.Catalog, t.Table)
+	}
+	path := fmt.Sprintf("%s/v1/%s/namespaces/%s/tables/%s", translate.BaseURL,
+		pathEscape(t.Catalog), pathEscape(strings.Join(t.Namespace, "\x1f")), pathEscape(t.IcebergTable))
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, path, nil)
+	if err != nil {
+		return nil, Errorf(http.StatusInternalServerError, CodeInternal, "%v", err)
+	}
+	hreq.Header.Set("X-Iceberg-Access-Delegation", "vended-credentials")
+	resp, err := rt.RoundTrip(hreq)
+	if err != nil {
+		return nil, backendError(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, backendError(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, loadStatusError(resp.StatusCode, body, t)
+	}
+	var res loadResult
+	if err := json.Unmarshal(body, &res); err != nil {
+		return nil, Errorf(http.StatusBadGateway, CodeInternal, "the catalog returned an unreadable LoadTable answer: %v", err)
+	}
+	return &res, nil
+}
+
+func loadStatusError(status int, body []byte, t Target) *Error {
+	var e struct {
+		Error struct{ Message string } `json:"error"`
+	}
+	_ = json.Unmarshal(body, &e)
+	switch {
+	case status == http.StatusNotFound:
+		return notFound("table %q: the catalog no longer has %s (%s)", t.Table, strings.Join(t.identifier(), "."), e.Error.Message)
+	case status == http.StatusServiceUnavailable:
+		return Errorf(status, CodeUnavailable, "the catalog of table %q is unavailable: %s", t.Table, e.Error.Message)
+	case status == http.StatusForbidden || status == http.StatusUnauthorized:
+		return Errorf(http.StatusForbidden, CodePermissionDenied, "the catalog refused to load table %q: %s", t.Table, e.Error.Message)
+	}
+	return Errorf(http.StatusBadGateway, CodeInternal, "loading table %q failed with %d: %s", t.Table, status, e.Error.Message)
+}
+
+func pathEscape(s string) string { return url.PathEscape(s) }
