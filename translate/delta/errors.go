@@ -1,0 +1,157 @@
+// Package delta translates Unity Catalog's Delta REST API
+// (/api/2.1/unity-catalog/delta/v1/...) into Iceberg REST operations run
+// through a catalog's Iceberg pipeline, so Delta clients manage tables in
+// any Iceberg catalog lakegate fronts under the same policy, cache, replay
+// and breakers as Iceberg clients.
+package delta
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+)
+
+// Error types of the UC Delta API (DeltaErrorType in uc-delta-api.yaml).
+const (
+	BadRequest                = "BadRequestException"
+	InvalidParameterValue     = "InvalidParameterValueException"
+	UnsupportedTableFormat    = "UnsupportedTableFormatException"
+	NotAuthorized             = "NotAuthorizedException"
+	PermissionDenied          = "PermissionDeniedException"
+	NotFound                  = "NotFoundException"
+	NoSuchCatalog             = "NoSuchCatalogException"
+	NoSuchSchema              = "NoSuchSchemaException"
+	NoSuchTable               = "NoSuchTableException"
+	AlreadyExists             = "AlreadyExistsException"
+	CommitVersionConflict     = "CommitVersionConflictException"
+	UpdateRequirementConflict = "UpdateRequirementConflictException"
+	ResourceExhausted         = "ResourceExhaustedException"
+	TooManyRequests           = "TooManyRequestsException"
+	CommitStateUnknown        = "CommitStateUnknownException"
+	InternalServerError       = "InternalServerErrorException"
+	NotImplemented            = "NotImplementedException"
+)
+
+// Error is an error in the Delta API model: {"error":{"message","type","code"}}.
+type Error struct {
+	Message string `json:"message"`
+	Type    string `json:"type"`
+	Code    int    `json:"code"`
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("%d %s: %s", e.Code, e.Type, e.Message) }
+
+// Errorf builds an *Error with a formatted message.
+func Errorf(code int, typ, format string, args ...any) *Error {
+	return &Error{Code: code, Type: typ, Message: fmt.Sprintf(format, args...)}
+}
+
+func badRequest(format string, args ...any) *Error {
+	return Errorf(http.StatusBadRequest, BadRequest, format, args...)
+}
+
+func invalidParam(format string, args ...any) *Error {
+	return Errorf(http.StatusBadRequest, InvalidParameterValue, format, args...)
+}
+
+func notImplemented(format string, args ...any) *Error {
+	return Errorf(http.StatusNotImplemented, NotImplemented, format, args...)
+}
+
+// AsError turns any error into a Delta API error; an error that is not
+// one already is a server-side problem.
+func AsError(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return Errorf(http.StatusInternalServerError, InternalServerError, "%v", err)
+}
+
+// WriteError writes err in the Delta error model; HEAD answers carry no body.
+func WriteError(w http.ResponseWriter, r *http.Request, err error) {
+	e := AsError(err)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(e.Code)
+	if r != nil && r.Method == http.MethodHead {
+		return
+	}
+	_ = json.NewEncoder(w).Encode(struct {
+		Error *Error `json:"error"`
+	}{e})
+}
+
+// WriteJSON writes v as a JSON response with the given status.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// icebergError is the Iceberg REST error model a pipeline answers with.
+type icebergError struct {
+	Error struct {
+		Message string `json:"message"`
+		Type    string `json:"type"`
+		Code    int    `json:"code"`
+	} `json:"error"`
+}
+
+// fromIceberg maps an Iceberg pipeline error answer onto the Delta model,
+// keeping the upstream message: the client learns what the catalog said.
+// conflict is the Delta type a 409 CommitFailedException stands for in the
+// operation at hand.
+func fromIceberg(status int, body []byte, conflict string) *Error {
+	var ie icebergError
+	_ = json.Unmarshal(body, &ie)
+	msg, typ := ie.Error.Message, ie.Error.Type
+	if msg == "" {
+		msg = fmt.Sprintf("catalog answered %d %s", status, http.StatusText(status))
+	}
+	return &Error{Code: deltaCode(status), Type: deltaType(status, typ, conflict), Message: msg}
+}
+
+// deltaCode keeps the status, except codes the Delta API has no use for.
+func deltaCode(status int) int {
+	if status < 400 || status > 599 {
+		return http.StatusInternalServerError
+	}
+	return status
+}
+
+func deltaType(status int, icebergType, conflict string) string {
+	switch icebergType {
+	case "NoSuchTableException":
+		return NoSuchTable
+	case "NoSuchNamespaceException":
+		return NoSuchSchema
+	case "NoSuchWarehouseException":
+		return NoSuchCatalog
+	case "AlreadyExistsException":
+		return AlreadyExists
+	case "CommitFailedException":
+		return conflict
+	case "CommitStateUnknownException":
+		return CommitStateUnknown
+	case "UnsupportedOperationException":
+		return NotImplemented
+	}
+	switch {
+	case status == http.StatusUnauthorized:
+		return NotAuthorized
+	case status == http.StatusForbidden:
+		return PermissionDenied
+	case status == http.StatusNotFound:
+		return NotFound
+	case status == http.StatusConflict:
+		return conflict
+	case status == http.StatusTooManyRequests:
+		return TooManyRequests
+	case status == http.StatusNotImplemented:
+		return NotImplemented
+	case status >= 400 && status < 500:
+		return BadRequest
+	}
+	return InternalServerError
+}

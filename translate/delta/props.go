@@ -1,0 +1,206 @@
+package delta
+
+import (
+	"encoding/json"
+	"maps"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Iceberg table properties lakegate keeps Delta-only state in. Everything
+// under Prefix is lakegate's: Delta clients never see or write it directly.
+const (
+	Prefix = "lakegate.delta."
+	// PropTableType is MANAGED or EXTERNAL, as the creator said.
+	PropTableType = Prefix + "table-type"
+	// PropProtocol is the DeltaProtocol as JSON.
+	PropProtocol = Prefix + "protocol"
+	// PropDomainPrefix + domain name holds that domain's metadata as JSON.
+	PropDomainPrefix = Prefix + "domain."
+	// PropColumns holds, by Iceberg field id, what the Iceberg schema cannot
+	// say about a Delta column: field metadata other than the comment (which
+	// is the field doc) and the short/byte types Iceberg widens to int.
+	PropColumns = Prefix + "columns"
+	// PropLastCommitVersion and PropLastCommitTimestamp are the Delta
+	// metadata commit version and time (delta.lastUpdateVersion,
+	// delta.lastCommitTimestamp).
+	PropLastCommitVersion   = Prefix + "last-commit-version"
+	PropLastCommitTimestamp = Prefix + "last-commit-timestamp-ms"
+	// PropComment is the table comment, under Iceberg's (and Spark's) key.
+	PropComment = "comment"
+)
+
+// derived are the keys the server computes for Delta clients; clients must
+// not send them in set-properties / remove-properties (uc-delta-api.yaml).
+var derived = map[string]bool{
+	"delta.minReaderVersion": true, "delta.minWriterVersion": true,
+	"delta.clusteringColumns": true, "delta.rowTracking.rowIdHighWaterMark": true,
+	"delta.lastUpdateVersion": true, "delta.lastCommitTimestamp": true,
+}
+
+// checkWritableKey rejects keys a client may not set or remove.
+func checkWritableKey(k string) *Error {
+	switch {
+	case k == "":
+		return invalidParam("property keys must not be empty")
+	case derived[k] || strings.HasPrefix(k, "delta.feature."):
+		return invalidParam("property %q is derived by the server and cannot be written", k)
+	case strings.HasPrefix(k, Prefix):
+		return invalidParam("property %q is reserved for lakegate's own bookkeeping (prefix %q)", k, Prefix)
+	case k == PropComment:
+		return invalidParam("property %q holds the table comment; use set-table-comment", k)
+	}
+	return nil
+}
+
+// defaultProtocol is what a table created outside the Delta API reports:
+// the oldest protocol, with no features.
+var defaultProtocol = ProtocolOut{MinReaderVersion: 1, MinWriterVersion: 2}
+
+func protocolOf(props map[string]string) ProtocolOut {
+	p := defaultProtocol
+	if raw, ok := props[PropProtocol]; ok {
+		var stored ProtocolOut
+		if json.Unmarshal([]byte(raw), &stored) == nil && stored.MinReaderVersion > 0 {
+			p = stored
+		}
+	}
+	return p
+}
+
+func encodeProtocol(p *Protocol) string {
+	out := ProtocolOut{MinReaderVersion: *p.MinReaderVersion, MinWriterVersion: *p.MinWriterVersion,
+		ReaderFeatures: p.ReaderFeatures, WriterFeatures: p.WriterFeatures}
+	b, _ := json.Marshal(out)
+	return string(b)
+}
+
+// deltaProperties is what a Delta client sees: the table's own properties
+// without lakegate's bookkeeping, plus the server-derived delta.* keys.
+func deltaProperties(props map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range props {
+		if !strings.HasPrefix(k, Prefix) && k != PropComment {
+			out[k] = v
+		}
+	}
+	p := protocolOf(props)
+	out["delta.minReaderVersion"] = strconv.Itoa(p.MinReaderVersion)
+	out["delta.minWriterVersion"] = strconv.Itoa(p.MinWriterVersion)
+	for _, f := range append(append([]string{}, p.ReaderFeatures...), p.WriterFeatures...) {
+		out["delta.feature."+f] = "supported"
+	}
+	if v, ok := props[PropLastCommitVersion]; ok {
+		out["delta.lastUpdateVersion"] = v
+	}
+	if v, ok := props[PropLastCommitTimestamp]; ok {
+		out["delta.lastCommitTimestamp"] = v
+	}
+	addDomainKeys(props, out)
+	return out
+}
+
+// addDomainKeys derives delta.clusteringColumns and the row-id high-water
+// mark from the domains that carry them.
+func addDomainKeys(props, out map[string]string) {
+	if raw, ok := props[PropDomainPrefix+"delta.clustering"]; ok {
+		var c struct {
+			ClusteringColumns [][]string `json:"clusteringColumns"`
+		}
+		if json.Unmarshal([]byte(raw), &c) == nil {
+			b, _ := json.Marshal(c.ClusteringColumns)
+			out["delta.clusteringColumns"] = string(b)
+		}
+	}
+	if raw, ok := props[PropDomainPrefix+"delta.rowTracking"]; ok {
+		var rt struct {
+			RowIDHighWaterMark *int64 `json:"rowIdHighWaterMark"`
+		}
+		if json.Unmarshal([]byte(raw), &rt) == nil && rt.RowIDHighWaterMark != nil {
+			out["delta.rowTracking.rowIdHighWaterMark"] = strconv.FormatInt(*rt.RowIDHighWaterMark, 10)
+		}
+	}
+}
+
+// domainProps turns DeltaDomainMetadataUpdates into properties; each
+// domain's configuration must be a JSON object.
+func domainProps(domains map[string]json.RawMessage) (map[string]string, *Error) {
+	out := map[string]string{}
+	names := sortedKeys(domains)
+	for _, name := range names {
+		raw := domains[name]
+		var obj map[string]any
+		if name == "" {
+			return nil, invalidParam("domain names must not be empty")
+		}
+		if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+			return nil, invalidParam("domain %q: configuration must be a JSON object", name)
+		}
+		if err := checkKnownDomain(name, obj); err != nil {
+			return nil, err
+		}
+		b, _ := json.Marshal(obj)
+		out[PropDomainPrefix+name] = string(b)
+	}
+	return out, nil
+}
+
+// checkKnownDomain applies the spec's required fields of the domains it
+// types; other domains are kept as given.
+func checkKnownDomain(name string, obj map[string]any) *Error {
+	need := map[string]string{"delta.clustering": "clusteringColumns", "delta.rowTracking": "rowIdHighWaterMark"}[name]
+	if need == "" {
+		return nil
+	}
+	if _, ok := obj[need]; !ok {
+		return invalidParam("domain %q: missing %q", name, need)
+	}
+	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// createProperties are the Iceberg properties of a table a Delta client
+// creates: its properties plus lakegate's record of the Delta-only state.
+func createProperties(req *CreateTableRequest, columns string) (map[string]string, *Error) {
+	props := maps.Clone(req.Properties)
+	if props == nil {
+		props = map[string]string{}
+	}
+	props[PropTableType] = *req.TableType
+	props[PropProtocol] = encodeProtocol(req.Protocol)
+	props[PropLastCommitVersion] = "0"
+	props[PropLastCommitTimestamp] = strconv.FormatInt(*req.LastCommitTimestampMs, 10)
+	if req.Comment != nil && *req.Comment != "" {
+		props[PropComment] = *req.Comment
+	}
+	if columns != "" {
+		props[PropColumns] = columns
+	}
+	dp, err := domainProps(req.DomainMetadata)
+	if err != nil {
+		return nil, err
+	}
+	maps.Copy(props, dp)
+	return props, nil
+}
+
+func int64Prop(props map[string]string, key string) *int64 {
+	v, ok := props[key]
+	if !ok {
+		return nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return nil
+	}
+	return &n
+}

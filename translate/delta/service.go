@@ -1,0 +1,298 @@
+package delta
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakegate/lakegate/translate"
+	"github.com/lakegate/lakegate/translate/schema"
+)
+
+// Service runs Delta API operations as Iceberg operations on the
+// catalogs' pipelines. The caller (the front door) has authenticated and
+// authorized the request and put the principal on ctx (WithPrincipal).
+type Service struct {
+	clients *clients
+	store   Store
+	// StagedTTL is how long a staging table waits for its create.
+	StagedTTL time.Duration
+	// CredentialTTL is the expiration-time-ms lakegate reports for vended
+	// credentials whose own expiry the catalog does not state.
+	CredentialTTL time.Duration
+	now           func() time.Time
+}
+
+// NewService translates onto p, keeping shared state in store.
+func NewService(p translate.Pipelines, store Store) *Service {
+	return &Service{
+		clients: &clients{pipelines: p, byName: map[string]*icebergClient{}},
+		store:   store, StagedTTL: 24 * time.Hour, CredentialTTL: time.Hour, now: time.Now,
+	}
+}
+
+// Ref names a table: lakegate catalog, namespace levels, table name.
+type Ref struct {
+	Catalog   string
+	Namespace []string
+	Name      string
+}
+
+// ParseSchema decodes the {schema} path segment into namespace levels:
+// levels are separated by the unit separator 0x1F (%1F, as in Iceberg
+// REST) when the name contains one, else by ".". So "sales" is one level,
+// "a.b" two, and "a.b\x1fc" the two levels "a.b" and "c".
+func ParseSchema(s string) ([]string, *Error) {
+	sep := "."
+	if strings.Contains(s, "\x1f") {
+		sep = "\x1f"
+	}
+	levels := strings.Split(s, sep)
+	for _, l := range levels {
+		if l == "" || l == "." || l == ".." {
+			return nil, badRequest("invalid schema name %q: empty or relative namespace level", s)
+		}
+	}
+	return levels, nil
+}
+
+func (s *Service) client(ctx context.Context, catalog string) (*icebergClient, error) {
+	return s.clients.get(ctx, catalog)
+}
+
+// Etag is the Delta etag of an Iceberg table version: a digest of its
+// metadata location, which changes on every commit.
+func Etag(metadataLocation string) string {
+	sum := sha256.Sum256([]byte(metadataLocation))
+	return hex.EncodeToString(sum[:16])
+}
+
+// Load answers loadTable.
+func (s *Service) Load(ctx context.Context, ref Ref) (*LoadTableResponse, error) {
+	c, err := s.client(ctx, ref.Catalog)
+	if err != nil {
+		return nil, err
+	}
+	l, err := c.load(ctx, ref.Namespace, ref.Name, false)
+	if err != nil {
+		return nil, err
+	}
+	return response(l)
+}
+
+// Exists answers tableExists.
+func (s *Service) Exists(ctx context.Context, ref Ref) error {
+	c, err := s.client(ctx, ref.Catalog)
+	if err != nil {
+		return err
+	}
+	return c.exists(ctx, ref.Namespace, ref.Name)
+}
+
+// Delete answers deleteTable (an Iceberg drop without purge: the files
+// stay, as dropping a UC table's metadata does not delete external data).
+func (s *Service) Delete(ctx context.Context, ref Ref) error {
+	c, err := s.client(ctx, ref.Catalog)
+	if err != nil {
+		return err
+	}
+	return c.drop(ctx, ref.Namespace, ref.Name)
+}
+
+// Rename answers renameTable, within the table's schema.
+func (s *Service) Rename(ctx context.Context, ref Ref, req *RenameRequest) error {
+	c, err := s.client(ctx, ref.Catalog)
+	if err != nil {
+		return err
+	}
+	return c.rename(ctx, ref.Namespace, ref.Name, *req.NewName)
+}
+
+// response builds a DeltaLoadTableResponse from an Iceberg table.
+func response(l *loaded) (*LoadTableResponse, error) {
+	m := l.Metadata
+	props := map[string]string(m.Properties())
+	st, err := toDelta(m.CurrentSchema(), props)
+	if err != nil {
+		return nil, Errorf(http.StatusBadRequest, UnsupportedTableFormat,
+			"the table's Iceberg schema has no Delta equivalent: %v", err)
+	}
+	cols, err := MarshalColumns(st)
+	if err != nil {
+		return nil, err
+	}
+	tt := props[PropTableType]
+	if tt == "" {
+		tt = Managed // the catalog owns a table created through Iceberg
+	}
+	out := &LoadTableResponse{
+		Metadata: TableMetadata{
+			Etag: Etag(l.Location), TableType: tt, TableUUID: m.TableUUID().String(),
+			Location: m.Location(), CreatedTime: createdTime(m), UpdatedTime: m.LastUpdatedMillis(),
+			Columns: cols, PartitionColumns: schema.PartitionColumns(m.PartitionSpec(), m.CurrentSchema()),
+			Properties:            deltaProperties(props),
+			LastCommitVersion:     int64Prop(props, PropLastCommitVersion),
+			LastCommitTimestampMs: int64Prop(props, PropLastCommitTimestamp),
+		},
+		Commits: []any{},
+		Uniform: &Uniform{Iceberg: &UniformIceberg{MetadataLocation: l.Location}},
+	}
+	if snap := m.CurrentSnapshot(); snap != nil {
+		out.LatestTableVersion = snap.SequenceNumber
+	}
+	return out, nil
+}
+
+// createdTime is the time of the table's first metadata file still in the
+// metadata log, else of the current one.
+func createdTime(m table.Metadata) int64 {
+	for e := range m.PreviousFiles() {
+		return e.TimestampMs
+	}
+	return m.LastUpdatedMillis()
+}
+
+// Create answers createTable: an Iceberg create, or the commit of a staging
+// table allocated at the same location, or (uniform) a register of the
+// Iceberg metadata the engine already wrote.
+func (s *Service) Create(ctx context.Context, ref Ref, req *CreateTableRequest) (*LoadTableResponse, error) {
+	c, err := s.client(ctx, ref.Catalog)
+	if err != nil {
+		return nil, err
+	}
+	ice, err := schema.FromDelta(req.columns)
+	if err != nil {
+		return nil, invalidParam("columns: %v", err)
+	}
+	spec, err := schema.IdentitySpec(ice, req.PartitionColumns)
+	if err != nil {
+		return nil, invalidParam("%v", err)
+	}
+	ex, err := extras(req.columns, ice)
+	if err != nil {
+		return nil, err
+	}
+	props, derr := createProperties(req, ex)
+	if derr != nil {
+		return nil, derr
+	}
+	if req.Uniform != nil {
+		return s.createUniform(ctx, c, ref, *req.Name, req.Uniform.Iceberg.MetadataLocation, props)
+	}
+	staged, err := s.store.StagedByLocation(ctx, strings.TrimSuffix(*req.Location, "/"))
+	if err != nil {
+		return nil, Errorf(http.StatusServiceUnavailable, InternalServerError, "staging table store: %v", err)
+	}
+	if staged != nil {
+		return s.commitStaged(ctx, c, ref, *req.Name, staged, ice, spec, props)
+	}
+	l, err := c.create(ctx, ref.Namespace, createBody{Name: *req.Name, Location: *req.Location,
+		Schema: ice, PartitionSpec: &spec, Properties: props}, false)
+	if err != nil {
+		return nil, err
+	}
+	return response(l)
+}
+
+// commitStaged creates a staging table's table with assert-create, keeping
+// the table-id the client was given.
+func (s *Service) commitStaged(ctx context.Context, c *icebergClient, ref Ref, name string, st *Staged,
+	ice *iceberg.Schema, spec iceberg.PartitionSpec, props map[string]string) (*LoadTableResponse, error) {
+	if st.Catalog != ref.Catalog || strings.Join(st.Namespace, "\x1f") != strings.Join(ref.Namespace, "\x1f") || st.Name != name {
+		return nil, invalidParam("location %s belongs to staging table %s (%s.%s); create it under that name",
+			st.Location, st.TableID, strings.Join(st.Namespace, "."), st.Name)
+	}
+	id, err := parseUUID(st.TableID)
+	if err != nil {
+		return nil, err
+	}
+	ups := []table.Update{
+		table.NewAssignUUIDUpdate(id), table.NewUpgradeFormatVersionUpdate(2),
+		table.NewAddSchemaUpdate(ice), table.NewSetCurrentSchemaUpdate(-1),
+		table.NewAddPartitionSpecUpdate(&spec, true), table.NewSetDefaultSpecUpdate(-1),
+		table.NewAddSortOrderUpdate(&table.UnsortedSortOrder), table.NewSetDefaultSortOrderUpdate(-1),
+		table.NewSetLocationUpdate(st.Location), table.NewSetPropertiesUpdate(props),
+	}
+	l, err := c.commit(ctx, ref.Namespace, name, []table.Requirement{table.AssertCreate()}, ups, AlreadyExists)
+	if err != nil {
+		return nil, err
+	}
+	_ = s.store.DeleteStaged(ctx, *st) // expires anyway; the table now exists
+	return response(l)
+}
+
+// createUniform registers the Iceberg metadata a UniForm engine wrote, then
+// records the Delta-only state in its properties.
+func (s *Service) createUniform(ctx context.Context, c *icebergClient, ref Ref, name, loc string, props map[string]string) (*LoadTableResponse, error) {
+	l, err := c.register(ctx, ref.Namespace, name, loc, false)
+	if err != nil {
+		return nil, err
+	}
+	l, err = c.commit(ctx, ref.Namespace, name,
+		[]table.Requirement{table.AssertTableUUID(l.Metadata.TableUUID())},
+		[]table.Update{table.NewSetPropertiesUpdate(props)}, UpdateRequirementConflict)
+	if err != nil {
+		return nil, err
+	}
+	return response(l)
+}
+
+// Config answers getConfig: protocol 1.0 is the only version lakegate
+// speaks; endpoints are those it serves for the catalog.
+func (s *Service) Config(ctx context.Context, catalog, versions string) (*ConfigResponse, error) {
+	if catalog == "" {
+		return nil, invalidParam("catalog is required")
+	}
+	if versions == "" {
+		return nil, invalidParam("protocol-versions is required")
+	}
+	ok, perr := supportsV1(versions)
+	if perr != nil {
+		return nil, perr
+	}
+	if !ok {
+		return nil, invalidParam("no common protocol version: lakegate speaks 1.0, the client offered %q", versions)
+	}
+	if _, err := s.client(ctx, catalog); err != nil {
+		return nil, err
+	}
+	return &ConfigResponse{Endpoints: Endpoints, ProtocolVersion: "1.0"}, nil
+}
+
+// Endpoints are the Delta API endpoints lakegate serves. The
+// temporary-path-credentials endpoint is left out: Iceberg catalogs vend
+// per table, never for a bare path, so it always answers 501.
+var Endpoints = []string{
+	"POST /v1/catalogs/{catalog}/schemas/{schema}/staging-tables",
+	"POST /v1/catalogs/{catalog}/schemas/{schema}/tables",
+	"GET /v1/catalogs/{catalog}/schemas/{schema}/tables/{table}",
+	"POST /v1/catalogs/{catalog}/schemas/{schema}/tables/{table}",
+	"DELETE /v1/catalogs/{catalog}/schemas/{schema}/tables/{table}",
+	"HEAD /v1/catalogs/{catalog}/schemas/{schema}/tables/{table}",
+	"POST /v1/catalogs/{catalog}/schemas/{schema}/tables/{table}/rename",
+	"GET /v1/catalogs/{catalog}/schemas/{schema}/tables/{table}/credentials",
+	"POST /v1/catalogs/{catalog}/schemas/{schema}/tables/{table}/metrics",
+	"GET /v1/staging-tables/{table_id}/credentials",
+}
+
+// supportsV1 reads "1.1,2.3": the highest minor per major the client speaks.
+func supportsV1(versions string) (bool, *Error) {
+	found := false
+	for _, v := range strings.Split(versions, ",") {
+		major, minor, ok := strings.Cut(strings.TrimSpace(v), ".")
+		mj, err1 := strconv.Atoi(major)
+		_, err2 := strconv.Atoi(minor)
+		if !ok || err1 != nil || err2 != nil || mj < 0 {
+			return false, invalidParam("protocol-versions: %q is not MAJOR.MINOR", v)
+		}
+		found = found || mj == 1
+	}
+	return found, nil
+}

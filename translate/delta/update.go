@@ -1,0 +1,274 @@
+package delta
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
+
+	"github.com/lakegate/lakegate/translate/schema"
+)
+
+func parseUUID(s string) (uuid.UUID, error) {
+	id, err := uuid.Parse(s)
+	if err != nil {
+		return uuid.Nil, invalidParam("%q is not a UUID", s)
+	}
+	return id, nil
+}
+
+// order is the order updates apply in, whatever the request's order: the
+// protocol and columns first (later updates may name new columns), then
+// the partitioning that refers to them, then properties and the rest.
+// With at most one update of each kind and disjoint set/remove keys, the
+// result does not depend on the order the client sent them in.
+var order = []string{
+	ActAddCommit, ActSetProtocol, ActSetColumns, ActSetPartitionColumns, ActSetProperties,
+	ActRemoveProperties, ActSetTableComment, ActSetDomainMetadata, ActRemoveDomainMetadata,
+	ActUpdateSnapshotVer,
+}
+
+// Update answers updateTable. Under the table's lock it checks the
+// requirements against the current table, then commits the translated
+// changes with Iceberg requirements (table uuid, current schema, main
+// snapshot) so a change made meanwhile through Iceberg fails the commit
+// with 409 instead of being overwritten.
+func (s *Service) Update(ctx context.Context, ref Ref, req *UpdateTableRequest) (*LoadTableResponse, error) {
+	if err := unsupportedUpdates(req); err != nil {
+		return nil, err
+	}
+	c, err := s.client(ctx, ref.Catalog)
+	if err != nil {
+		return nil, err
+	}
+	unlock, err := s.store.Lock(ctx, "table|"+ref.Catalog+"|"+strings.Join(ref.Namespace, "\x1f")+"|"+ref.Name)
+	if err != nil {
+		return nil, Errorf(http.StatusServiceUnavailable, InternalServerError, "could not lock the table for the update: %v", err)
+	}
+	defer unlock()
+	l, err := c.load(ctx, ref.Namespace, ref.Name, false)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkRequirementsMet(req, l); err != nil {
+		return nil, err
+	}
+	byAction := map[string]*Update{}
+	for i := range req.Updates {
+		byAction[req.Updates[i].Action] = &req.Updates[i]
+	}
+	if u := byAction[ActAddCommit]; u != nil {
+		if l, err = s.moveToUniform(ctx, c, ref, l, u); err != nil {
+			return nil, err
+		}
+	}
+	ups, err := translateUpdates(l.Metadata, byAction)
+	if err != nil {
+		return nil, err
+	}
+	if len(ups) == 0 {
+		return response(l)
+	}
+	l, err = c.commit(ctx, ref.Namespace, ref.Name, commitRequirements(l.Metadata), ups, UpdateRequirementConflict)
+	if err != nil {
+		return nil, err
+	}
+	return response(l)
+}
+
+// unsupportedUpdates answers 501 for the Delta data-commit flow.
+func unsupportedUpdates(req *UpdateTableRequest) error {
+	for _, u := range req.Updates {
+		switch {
+		case u.Action == ActAddCommit && (u.Uniform == nil || u.Uniform.Iceberg == nil || u.Uniform.Iceberg.MetadataLocation == ""):
+			return notImplemented("add-commit without uniform.iceberg.metadata-location: lakegate serves Iceberg tables " +
+				"and does not translate Delta data commits (a Delta log commit names Parquet files and deletion vectors, " +
+				"which would have to be rewritten into Iceberg manifests); write with UniForm and send the Iceberg metadata-location")
+		case u.Action == ActSetBackfilled:
+			return notImplemented("set-latest-backfilled-version: lakegate keeps no unbackfilled Delta commits, " +
+				"because Delta data commits are not translated to Iceberg tables")
+		}
+	}
+	return nil
+}
+
+func checkRequirementsMet(req *UpdateTableRequest, l *loaded) error {
+	for _, r := range req.Requirements {
+		switch r.Type {
+		case ReqAssertTableUUID:
+			if !strings.EqualFold(*r.UUID, l.Metadata.TableUUID().String()) {
+				return Errorf(http.StatusConflict, UpdateRequirementConflict,
+					"assert-table-uuid failed: the table's uuid is %s, not %s", l.Metadata.TableUUID(), *r.UUID)
+			}
+		case ReqAssertEtag:
+			if *r.Etag != Etag(l.Location) {
+				return Errorf(http.StatusConflict, UpdateRequirementConflict,
+					"assert-etag failed: the table changed since etag %s was read; reload it and retry", *r.Etag)
+			}
+		}
+	}
+	return nil
+}
+
+// commitRequirements pin the state the Delta requirements were checked on.
+func commitRequirements(m table.Metadata) []table.Requirement {
+	var snap *int64
+	if cs := m.CurrentSnapshot(); cs != nil {
+		id := cs.SnapshotID
+		snap = &id
+	}
+	return []table.Requirement{
+		table.AssertTableUUID(m.TableUUID()),
+		table.AssertCurrentSchemaID(m.CurrentSchema().ID),
+		table.AssertRefSnapshotID("main", snap),
+	}
+}
+
+// translateUpdates turns Delta updates into Iceberg ones, in order.
+func translateUpdates(m table.Metadata, by map[string]*Update) ([]table.Update, error) {
+	set, remove := map[string]string{}, []string{}
+	var ups []table.Update
+	cur := m.CurrentSchema()
+	for _, action := range order {
+		u := by[action]
+		if u == nil {
+			continue
+		}
+		switch action {
+		case ActSetProtocol:
+			set[PropProtocol] = encodeProtocol(u.Protocol)
+		case ActSetColumns:
+			s, more, err := setColumns(m, u.columns, set, &remove)
+			if err != nil {
+				return nil, err
+			}
+			cur, ups = s, append(ups, more...)
+		case ActSetPartitionColumns:
+			more, err := setPartitionColumns(m, cur, u.PartitionColumns)
+			if err != nil {
+				return nil, err
+			}
+			ups = append(ups, more...)
+		case ActSetProperties:
+			for k, v := range u.properties {
+				set[k] = v
+			}
+		case ActRemoveProperties:
+			remove = append(remove, u.Removals...)
+		case ActSetTableComment:
+			if *u.Comment == "" {
+				remove = append(remove, PropComment)
+			} else {
+				set[PropComment] = *u.Comment
+			}
+		case ActSetDomainMetadata:
+			dp, err := domainProps(u.domains)
+			if err != nil {
+				return nil, err
+			}
+			for k, v := range dp {
+				set[k] = v
+			}
+		case ActRemoveDomainMetadata:
+			for _, d := range u.Domains {
+				remove = append(remove, PropDomainPrefix+d)
+			}
+		case ActUpdateSnapshotVer:
+			set[PropLastCommitVersion] = strconv.FormatInt(*u.LastCommitVersion, 10)
+			set[PropLastCommitTimestamp] = strconv.FormatInt(*u.LastCommitTimestampMs, 10)
+		}
+	}
+	return appendProps(ups, m, set, remove), nil
+}
+
+// appendProps adds the property changes, removing only keys present.
+func appendProps(ups []table.Update, m table.Metadata, set map[string]string, remove []string) []table.Update {
+	if len(set) > 0 {
+		ups = append(ups, table.NewSetPropertiesUpdate(set))
+	}
+	var present []string
+	for _, k := range remove {
+		if _, ok := m.Properties()[k]; ok && !slices.Contains(present, k) {
+			present = append(present, k)
+		}
+	}
+	if len(present) > 0 {
+		ups = append(ups, table.NewRemovePropertiesUpdate(present))
+	}
+	return ups
+}
+
+// setColumns evolves the schema keeping field ids by name; a partition
+// source column cannot be dropped.
+func setColumns(m table.Metadata, cols schema.StructType, set map[string]string, remove *[]string) (*iceberg.Schema, []table.Update, error) {
+	next, err := evolve(m.CurrentSchema(), m.LastColumnID(), cols)
+	if err != nil {
+		return nil, nil, invalidParam("set-columns: %v", err)
+	}
+	spec := m.PartitionSpec()
+	for _, pf := range spec.Fields() {
+		for _, id := range pf.SourceIDs {
+			if _, ok := next.FindFieldByID(id); !ok {
+				return nil, nil, invalidParam("set-columns: column %q is a partition column and cannot be dropped", pf.Name)
+			}
+		}
+	}
+	ex, err := extras(cols, next)
+	if err != nil {
+		return nil, nil, err
+	}
+	if ex != "" {
+		set[PropColumns] = ex
+	} else {
+		*remove = append(*remove, PropColumns)
+	}
+	return next, []table.Update{table.NewAddSchemaUpdate(next), table.NewSetCurrentSchemaUpdate(-1)}, nil
+}
+
+// setPartitionColumns replaces the spec, which Delta allows only before any
+// data is written: an Iceberg table with no snapshot.
+func setPartitionColumns(m table.Metadata, s *iceberg.Schema, cols []string) ([]table.Update, error) {
+	if m.CurrentSnapshot() != nil {
+		return nil, invalidParam("set-partition-columns: the table already has data; partition columns can only change while it is empty")
+	}
+	seen := map[string]bool{}
+	for _, c := range cols {
+		if seen[strings.ToLower(c)] {
+			return nil, invalidParam("partition column %q is listed twice", c)
+		}
+		seen[strings.ToLower(c)] = true
+	}
+	spec, err := schema.IdentitySpec(s, cols)
+	if err != nil {
+		return nil, invalidParam("set-partition-columns: %v", err)
+	}
+	spec, err = renumberSpec(spec, s, m)
+	if err != nil {
+		return nil, invalidParam("set-partition-columns: %v", err)
+	}
+	return []table.Update{table.NewAddPartitionSpecUpdate(&spec, false), table.NewSetDefaultSpecUpdate(-1)}, nil
+}
+
+// renumberSpec gives a new spec's fields ids after the table's last
+// partition id, as Iceberg requires for fields new to the table.
+func renumberSpec(spec iceberg.PartitionSpec, s *iceberg.Schema, m table.Metadata) (iceberg.PartitionSpec, error) {
+	last := iceberg.PartitionDataIDStart - 1
+	if p := m.LastPartitionSpecID(); p != nil {
+		last = max(last, *p)
+	}
+	for _, ps := range m.PartitionSpecs() {
+		last = max(last, ps.LastAssignedFieldID())
+	}
+	var opts []iceberg.PartitionOption
+	for _, f := range spec.Fields() {
+		last++
+		id := last
+		opts = append(opts, iceberg.AddPartitionFieldBySourceID(f.SourceIDs[0], f.Name, f.Transform, s, &id))
+	}
+	return iceberg.NewPartitionSpecOpts(opts...)
+}

@@ -1,0 +1,225 @@
+package delta
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakegate/lakegate/translate"
+)
+
+// moveToUniform handles add-commit with uniform.iceberg.metadata-location:
+// the UniForm engine wrote the Iceberg metadata for its Delta commit, and
+// the table moves to it (register with overwrite). The new metadata must
+// descend from the current one (its metadata log names the current file)
+// and keep the table uuid; if not, the move is undone and the client gets
+// 409, as for any concurrent commit.
+func (s *Service) moveToUniform(ctx context.Context, c *icebergClient, ref Ref, cur *loaded, u *Update) (*loaded, error) {
+	loc := u.Uniform.Iceberg.MetadataLocation
+	if loc == cur.Location {
+		return cur, nil // a resent add-commit: already applied
+	}
+	next, err := c.register(ctx, ref.Namespace, ref.Name, loc, true)
+	if err != nil {
+		return nil, err
+	}
+	if reason := chainBreak(cur, next); reason != "" {
+		if _, err := c.register(ctx, ref.Namespace, ref.Name, cur.Location, true); err != nil {
+			return nil, Errorf(http.StatusInternalServerError, CommitStateUnknown,
+				"%s, and moving the table back to %s failed: %v", reason, cur.Location, err)
+		}
+		return nil, Errorf(http.StatusConflict, CommitVersionConflict, "add-commit rejected: %s", reason)
+	}
+	return next, nil
+}
+
+// chainBreak says why next is not a successor of cur ("" when it is).
+func chainBreak(cur, next *loaded) string {
+	if next.Metadata.TableUUID() != cur.Metadata.TableUUID() {
+		return "the uniform metadata belongs to another table (uuid " + next.Metadata.TableUUID().String() + ")"
+	}
+	for e := range next.Metadata.PreviousFiles() {
+		if e.MetadataFile == cur.Location {
+			return ""
+		}
+	}
+	return "the uniform metadata " + next.Location + " does not descend from the current metadata " + cur.Location
+}
+
+// Credentials answers getTableCredentials: what the catalog vends for the
+// table (LoadTable storage-credentials, else its /credentials endpoint),
+// labelled with the operation asked for. Iceberg vends one set per table;
+// the front door has checked the caller may write before asking READ_WRITE.
+func (s *Service) Credentials(ctx context.Context, ref Ref, op string) (*CredentialsResponse, error) {
+	if op != Read && op != ReadWrite {
+		return nil, invalidParam("operation must be READ or READ_WRITE, got %q", op)
+	}
+	c, err := s.client(ctx, ref.Catalog)
+	if err != nil {
+		return nil, err
+	}
+	l, err := c.load(ctx, ref.Namespace, ref.Name, true)
+	if err != nil {
+		return nil, err
+	}
+	creds := l.Credentials
+	if len(creds) == 0 {
+		if creds, err = c.credentials(ctx, ref.Namespace, ref.Name); err != nil && AsError(err).Code != http.StatusNotFound {
+			return nil, err
+		}
+	}
+	return &CredentialsResponse{StorageCredentials: s.deltaCredentials(creds, op)}, nil
+}
+
+// iceberg → Delta credential config keys; others pass through unchanged.
+var credentialKeys = map[string]string{
+	"gcs.oauth2.token": "gcs.oauth-token",
+}
+
+// expiryKeys are where Iceberg catalogs state a credential's expiry (ms).
+var expiryKeys = []string{"s3.session-token-expires-at-ms", "gcs.oauth2.token-expires-at", "adls.sas-token-expires-at-ms"}
+
+func (s *Service) deltaCredentials(creds []StorageCredential, op string) []StorageCredentialOut {
+	out := []StorageCredentialOut{}
+	for _, c := range creds {
+		cfg := map[string]string{}
+		exp := s.now().Add(s.CredentialTTL).UnixMilli()
+		for k, v := range c.Config {
+			if n, ok := expiry(k, v); ok {
+				exp = n
+				continue
+			}
+			if strings.HasPrefix(k, "adls.sas-token.") {
+				cfg["azure.sas-token"] = v
+				continue
+			}
+			if dk, ok := credentialKeys[k]; ok {
+				k = dk
+			}
+			cfg[k] = v
+		}
+		out = append(out, StorageCredentialOut{Prefix: c.Prefix, Operation: op, Config: cfg, ExpirationTimeMs: exp})
+	}
+	return out
+}
+
+func expiry(k, v string) (int64, bool) {
+	for _, e := range expiryKeys {
+		if k == e || strings.HasPrefix(k, e+".") {
+			n, err := strconv.ParseInt(v, 10, 64)
+			return n, err == nil
+		}
+	}
+	return 0, false
+}
+
+// Metrics answers reportMetrics as an Iceberg commit-report for the
+// table's current snapshot; the body's table-id must be the table's.
+func (s *Service) Metrics(ctx context.Context, ref Ref, req *MetricsRequest) error {
+	c, err := s.client(ctx, ref.Catalog)
+	if err != nil {
+		return err
+	}
+	l, err := c.load(ctx, ref.Namespace, ref.Name, false)
+	if err != nil {
+		return err
+	}
+	if !strings.EqualFold(*req.TableID, l.Metadata.TableUUID().String()) {
+		return invalidParam("table-id %s does not identify %s (its uuid is %s)", *req.TableID, ref.Name, l.Metadata.TableUUID())
+	}
+	return c.reportMetrics(ctx, ref.Namespace, ref.Name, commitReport(ref, l.Metadata, req))
+}
+
+// metricNames maps Delta commit-report counters onto Iceberg's.
+var metricNames = map[string][2]string{
+	"num-files-added":   {"added-data-files", "count"},
+	"num-bytes-added":   {"added-files-size-bytes", "bytes"},
+	"num-files-removed": {"removed-data-files", "count"},
+	"num-bytes-removed": {"removed-files-size-bytes", "bytes"},
+	"num-rows-inserted": {"added-records", "count"},
+	"num-rows-removed":  {"removed-records", "count"},
+}
+
+func commitReport(ref Ref, m table.Metadata, req *MetricsRequest) map[string]any {
+	metrics, meta := map[string]any{}, map[string]string{"source": "delta"}
+	if req.Report != nil {
+		for k, raw := range req.Report.CommitReport {
+			var n int64
+			if name, ok := metricNames[k]; ok && json.Unmarshal(raw, &n) == nil {
+				metrics[name[0]] = map[string]any{"unit": name[1], "value": n}
+				continue
+			}
+			meta["delta."+k] = string(raw) // no Iceberg counterpart: kept as report metadata
+		}
+	}
+	snap, seq := int64(-1), int64(0)
+	if cs := m.CurrentSnapshot(); cs != nil {
+		snap, seq = cs.SnapshotID, cs.SequenceNumber
+	}
+	return map[string]any{
+		"report-type": "commit-report", "table-name": strings.Join(append(slices.Clone(ref.Namespace), ref.Name), "."),
+		"snapshot-id": snap, "sequence-number": seq, "operation": "delta-commit",
+		"metrics": metrics, "metadata": meta,
+	}
+}
+
+// Stage answers createStagingTable: an Iceberg stage-create allocates the
+// uuid and location (nothing is created), and the staging table is kept
+// in the store by table-id until a create at its location commits it.
+func (s *Service) Stage(ctx context.Context, ref Ref, req *StagingTableRequest) (*StagingTableResponse, error) {
+	c, err := s.client(ctx, ref.Catalog)
+	if err != nil {
+		return nil, err
+	}
+	l, err := c.create(ctx, ref.Namespace, createBody{Name: *req.Name, Schema: iceberg.NewSchema(0), StageCreate: true}, true)
+	if err != nil {
+		return nil, err
+	}
+	st := Staged{TableID: l.Metadata.TableUUID().String(), Catalog: ref.Catalog, Namespace: ref.Namespace,
+		Name: *req.Name, Location: strings.TrimSuffix(l.Metadata.Location(), "/"), Principal: translate.PrincipalFrom(ctx)}
+	if err := s.store.PutStaged(ctx, st, s.StagedTTL); err != nil {
+		return nil, Errorf(http.StatusServiceUnavailable, InternalServerError, "staging table store: %v", err)
+	}
+	return &StagingTableResponse{
+		TableID: st.TableID, TableType: Managed, Location: st.Location,
+		StorageCredentials: s.deltaCredentials(l.Credentials, ReadWrite),
+		RequiredProtocol:   defaultProtocol, RequiredProperties: map[string]*string{},
+	}, nil
+}
+
+// StagedTable looks a staging table up by id (404 when unknown or expired).
+func (s *Service) StagedTable(ctx context.Context, id string) (*Staged, error) {
+	if _, err := parseUUID(id); err != nil {
+		return nil, err
+	}
+	st, err := s.store.StagedByID(ctx, id)
+	if err != nil {
+		return nil, Errorf(http.StatusServiceUnavailable, InternalServerError, "staging table store: %v", err)
+	}
+	if st == nil {
+		return nil, Errorf(http.StatusNotFound, NoSuchTable, "no staging table %s (never staged, expired, or already created)", id)
+	}
+	return st, nil
+}
+
+// StagingCredentials answers getStagingTableCredentials: READ_WRITE
+// credentials for the staged location, vended anew by repeating the
+// stage-create (which creates nothing).
+func (s *Service) StagingCredentials(ctx context.Context, st *Staged) (*CredentialsResponse, error) {
+	c, err := s.client(ctx, st.Catalog)
+	if err != nil {
+		return nil, err
+	}
+	l, err := c.create(ctx, st.Namespace, createBody{Name: st.Name, Location: st.Location,
+		Schema: iceberg.NewSchema(0), StageCreate: true}, true)
+	if err != nil {
+		return nil, err
+	}
+	return &CredentialsResponse{StorageCredentials: s.deltaCredentials(l.Credentials, ReadWrite)}, nil
+}
