@@ -1,6 +1,8 @@
 package examples_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -44,6 +46,17 @@ type exampleCase struct {
 // examples lists, per examples/<dir>/Caddyfile, a run on the file's
 // defaults (only required variables set) and a run with everything set.
 var examples = map[string]map[string]exampleCase{
+	"sharing": {
+		"defaults": {
+			env:            map[string]string{"UPSTREAM_URL": "http://127.0.0.1:8282"},
+			defaultCatalog: "local",
+			adminListen:    "localhost:2019",
+			catalogs: []wantCatalog{
+				{name: "local", embeddedDSN: "./data/local/catalog.db"},
+				{name: "remote", remoteURL: "http://127.0.0.1:8282", auth: "none"},
+			},
+		},
+	},
 	"remote": {
 		"defaults": {
 			env:            map[string]string{"UPSTREAM_URL": "http://127.0.0.1:8282"},
@@ -377,11 +390,36 @@ func TestExamplesTakeSecretsFromEnv(t *testing.T) {
 				if assert.Len(t, f, 3, "%s: auth bearer takes one token", where) {
 					assert.Regexp(t, envOnly, f[2], "%s: bearer token must come from the environment", where)
 				}
+			case f[0] == "recipient" && len(f) >= 4 && f[2] == "token":
+				// Delta Sharing recipient: like the issuer's secret, a try-out
+				// default is allowed; adapt stores only its hash.
+				assert.Regexp(t, `^\{\$[A-Z0-9_]+(:[^}]*)?\}$`, f[3], "%s: recipient token must come from the environment", where)
 			case f[0] == "auth_client":
 				if assert.Len(t, f, 3, "%s: auth_client takes id and secret", where) {
 					assert.Regexp(t, envOnly, f[2], "%s: client secret must come from the environment", where)
 				}
 			}
 		}
+	}
+}
+
+// TestSharingExample: the share the sharing example documents, with the
+// recipient token stored only as its hash.
+func TestSharingExample(t *testing.T) {
+	body, err := os.ReadFile("sharing/Caddyfile")
+	require.NoError(t, err)
+	t.Setenv("UPSTREAM_URL", "http://127.0.0.1:8282")
+	t.Setenv("SHARE_NAMESPACE", "sales")
+	t.Setenv("SHARE_TOKEN", "s3cret-recipient")
+	out, _, err := caddyconfig.GetAdapter("caddyfile").Adapt(body, map[string]any{"filename": "sharing/Caddyfile"})
+	require.NoError(t, err)
+	assert.NotContains(t, string(out), "s3cret-recipient", "the token itself never reaches the JSON config")
+	sum := sha256.Sum256([]byte("s3cret-recipient"))
+	for _, want := range []string{
+		`"handler":"lakegate_sharing"`, `"prefix":"/delta-sharing"`, `"name":"demo"`,
+		`"token_sha256":"` + hex.EncodeToString(sum[:]) + `"`,
+		`"schemas":[{"name":"sales","namespaces":[{"catalog":"local","namespace":["sales"]}]}]`,
+	} {
+		assert.Contains(t, string(out), want)
 	}
 }

@@ -20,7 +20,8 @@ func init() {
 
 // parseSharingHandler reads
 //
-//	lakegate_sharing [<prefix>] {
+//	lakegate_sharing {
+//		prefix <path>                  (default /delta-sharing)
 //		url_lifetime <duration>
 //		planning auto|local
 //		signing_key <base64>
@@ -39,10 +40,8 @@ func parseSharingHandler(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, e
 	s := new(SharingHandler)
 	h.Next()
 	if h.NextArg() {
-		s.Prefix = h.Val()
-		if h.NextArg() {
-			return nil, h.ArgErr()
-		}
+		// A path here would be read by Caddy as a request matcher.
+		return nil, h.Err("lakegate_sharing takes no arguments; set the path with `prefix`")
 	}
 	for h.NextBlock(0) {
 		if err := s.parseOption(h.Dispenser); err != nil {
@@ -66,6 +65,8 @@ func (s *SharingHandler) parseOption(d *caddyfile.Dispenser) error {
 			return err
 		}
 		s.Planning = sharing.Planning(v)
+	case "prefix":
+		return oneArg(d, &s.Prefix)
 	case "signing_key":
 		return oneArg(d, &s.SigningKey)
 	case "public_url":

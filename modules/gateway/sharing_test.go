@@ -54,6 +54,19 @@ var orderSchema = iceberg.NewSchema(0,
 // sales.orders alone as "extra"."orders_copy".
 func sharingGateway(t testing.TB, extra map[string]any) (base string, backend *embeddedtest.Server) {
 	backend = embeddedtest.Serve(t, embeddedtest.Config(t, embedded.SQLite))
+	return sharingGatewayFor(t, backend.URL, extra), backend
+}
+
+// sharingGatewayFor is sharingGateway over a backend already serving at
+// backendURL, with extra lakegate_sharing settings.
+func sharingGatewayFor(t testing.TB, backendURL string, extra map[string]any) string {
+	addr := freeAddr(t)
+	app := map[string]any{"catalogs": []any{remote("lake", backendURL, nil)}}
+	return serveOn(t, addr, caddyJSONHandlers(t, addr, app, sharingHandler(extra), map[string]any{"handler": "lakegate_iceberg"}))
+}
+
+// sharingHandler is the lakegate_sharing config of the tests' shares.
+func sharingHandler(extra map[string]any) map[string]any {
 	sum := sha256.Sum256([]byte(recipientToken))
 	handler := map[string]any{
 		"handler": "lakegate_sharing",
@@ -73,10 +86,7 @@ func sharingGateway(t testing.TB, extra map[string]any) (base string, backend *e
 	for k, v := range extra {
 		handler[k] = v
 	}
-	addr := freeAddr(t)
-	app := map[string]any{"catalogs": []any{remote("lake", backend.URL, nil)}}
-	base = serveOn(t, addr, caddyJSONHandlers(t, addr, app, handler, map[string]any{"handler": "lakegate_iceberg"}))
-	return base, backend
+	return handler
 }
 
 // orderBatch is an Arrow table of orders in tbl's current schema.

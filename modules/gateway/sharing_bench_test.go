@@ -1,0 +1,94 @@
+package gateway_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/catalog/rest"
+	"github.com/apache/iceberg-go/table"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lakegate/lakegate/upstream/embedded"
+	"github.com/lakegate/lakegate/upstream/embedded/embeddedtest"
+)
+
+const benchFiles = 1000
+
+// BenchmarkSharingQuery: a Delta Sharing query of a table with 1,000 data
+// files, its files planned by the backend (server-side scan planning,
+// planning auto) or by lakegate over the manifests (planning local).
+func BenchmarkSharingQuery(b *testing.B) {
+	cat, err := embedded.Open(context.Background(), embeddedtest.Config(b, embedded.SQLite), nil)
+	require.NoError(b, err)
+	var plans atomic.Int64
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/plan") {
+			plans.Add(1)
+		}
+		cat.ServeHTTP(w, r)
+	}))
+	b.Cleanup(func() { backend.Close(); _ = cat.Close() })
+
+	// One gateway (Caddy is one per process), one front door per mode.
+	addr := freeAddr(b)
+	app := map[string]any{"catalogs": []any{remote("lake", backend.URL, nil)}}
+	base := serveOn(b, addr, caddyJSONHandlers(b, addr, app,
+		sharingHandler(map[string]any{"planning": "auto", "prefix": "/auto"}),
+		sharingHandler(map[string]any{"planning": "local", "prefix": "/local"}),
+		map[string]any{"handler": "lakegate_iceberg"}))
+	writeManyFiles(b, base)
+	for _, mode := range []string{"auto", "local"} {
+		b.Run("planning="+mode, func(b *testing.B) {
+			c := clientFromProfile(b, base+"/"+mode, recipientToken)
+			r := c.do("POST", "/shares/demo/schemas/sales/tables/many/query", nil, "{}")
+			require.Equal(b, 200, r.status, "%s", r.body)
+			require.Len(b, r.lines(b), benchFiles+2)
+			plans.Store(0)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if r := c.do("POST", "/shares/demo/schemas/sales/tables/many/query", nil, "{}"); r.status != 200 {
+					b.Fatalf("status %d: %s", r.status, r.body)
+				}
+			}
+			b.ReportMetric(float64(plans.Load())/float64(b.N), "backend-plans/op")
+		})
+	}
+}
+
+// writeManyFiles writes sales.many with one row in each of benchFiles
+// identity partitions: one append, benchFiles data files.
+func writeManyFiles(b *testing.B, base string) {
+	ctx := context.Background()
+	cl := embeddedtest.Client(b, base, rest.WithWarehouseLocation("lake"))
+	require.NoError(b, cl.CreateNamespace(ctx, table.Identifier{"sales"}, nil))
+	sch := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		iceberg.NestedField{ID: 2, Name: "part", Type: iceberg.PrimitiveTypes.Int32, Required: true})
+	spec := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{2}, FieldID: 1000, Name: "part", Transform: iceberg.IdentityTransform{}})
+	tbl, err := cl.CreateTable(ctx, table.Identifier{"sales", "many"}, sch, catalog.WithPartitionSpec(&spec))
+	require.NoError(b, err)
+	asc, err := table.SchemaToArrowSchema(sch, nil, false, false)
+	require.NoError(b, err)
+	bld := array.NewRecordBuilder(memory.DefaultAllocator, asc)
+	defer bld.Release()
+	for i := 0; i < benchFiles; i++ {
+		bld.Field(0).(*array.Int64Builder).Append(int64(i))
+		bld.Field(1).(*array.Int32Builder).Append(int32(i))
+	}
+	rec := bld.NewRecordBatch()
+	defer rec.Release()
+	data := array.NewTableFromRecords(asc, []arrow.RecordBatch{rec})
+	defer data.Release()
+	_, err = tbl.AppendTable(ctx, data, benchFiles, nil)
+	require.NoError(b, err, fmt.Sprintf("appending %d partitions", benchFiles))
+}
