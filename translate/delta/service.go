@@ -184,7 +184,7 @@ func (s *Service) Create(ctx context.Context, ref Ref, req *CreateTableRequest) 
 		return nil, derr
 	}
 	if req.Uniform != nil {
-		return s.createUniform(ctx, c, ref, *req.Name, req.Uniform.Iceberg.MetadataLocation, props)
+		return s.createUniform(ctx, c, ref, *req.Name, req.Uniform.Iceberg.MetadataLocation, req.columns, props)
 	}
 	staged, err := s.store.StagedByLocation(ctx, strings.TrimSuffix(*req.Location, "/"))
 	if err != nil {
@@ -229,11 +229,26 @@ func (s *Service) commitStaged(ctx context.Context, c *icebergClient, ref Ref, n
 }
 
 // createUniform registers the Iceberg metadata a UniForm engine wrote, then
-// records the Delta-only state in its properties.
-func (s *Service) createUniform(ctx context.Context, c *icebergClient, ref Ref, name, loc string, props map[string]string) (*LoadTableResponse, error) {
+// records the Delta-only state in its properties. The column extras are
+// keyed by the registered schema's field ids, matched to the Delta columns
+// by name: the engine's ids need not be the fresh ids Create assigned.
+func (s *Service) createUniform(ctx context.Context, c *icebergClient, ref Ref, name, loc string,
+	cols schema.StructType, props map[string]string) (*LoadTableResponse, error) {
 	l, err := c.register(ctx, ref.Namespace, name, loc, false)
 	if err != nil {
 		return nil, err
+	}
+	delete(props, PropColumns)
+	if matched, err := evolve(l.Metadata.CurrentSchema(), l.Metadata.LastColumnID(), cols); err == nil {
+		// (columns the metadata cannot hold as given keep no extras: its
+		// schema is what the table has)
+		ex, err := extras(cols, matched)
+		if err != nil {
+			return nil, err
+		}
+		if ex != "" {
+			props[PropColumns] = ex
+		}
 	}
 	l, err = c.commit(ctx, ref.Namespace, name,
 		[]table.Requirement{table.AssertTableUUID(l.Metadata.TableUUID())},

@@ -62,6 +62,7 @@ func (s *Service) Update(ctx context.Context, ref Ref, req *UpdateTableRequest) 
 	for i := range req.Updates {
 		byAction[req.Updates[i].Action] = &req.Updates[i]
 	}
+	before := l
 	if u := byAction[ActAddCommit]; u != nil {
 		if l, err = s.moveToUniform(ctx, c, ref, l, u); err != nil {
 			return nil, err
@@ -69,6 +70,12 @@ func (s *Service) Update(ctx context.Context, ref Ref, req *UpdateTableRequest) 
 	}
 	ups, err := translateUpdates(l.Metadata, byAction)
 	if err != nil {
+		if l != before {
+			// The add-commit moved the table, but the request as a whole
+			// is refused: undo the move, or the client would be told its
+			// commit failed while the table is at its metadata.
+			return nil, moveBack(ctx, c, ref, before, err)
+		}
 		return nil, err
 	}
 	if len(ups) == 0 {

@@ -30,13 +30,21 @@ func (s *Service) moveToUniform(ctx context.Context, c *icebergClient, ref Ref, 
 		return nil, err
 	}
 	if reason := chainBreak(cur, next); reason != "" {
-		if _, err := c.register(ctx, ref.Namespace, ref.Name, cur.Location, true); err != nil {
-			return nil, Errorf(http.StatusInternalServerError, CommitStateUnknown,
-				"%s, and moving the table back to %s failed: %v", reason, cur.Location, err)
-		}
-		return nil, Errorf(http.StatusConflict, CommitVersionConflict, "add-commit rejected: %s", reason)
+		return nil, moveBack(ctx, c, ref, cur,
+			Errorf(http.StatusConflict, CommitVersionConflict, "add-commit rejected: %s", reason))
 	}
 	return next, nil
+}
+
+// moveBack re-registers the table at cur after a move that must not stand,
+// and returns cause; if the table cannot be moved back, the commit's state
+// is unknown to the client.
+func moveBack(ctx context.Context, c *icebergClient, ref Ref, cur *loaded, cause error) error {
+	if _, err := c.register(ctx, ref.Namespace, ref.Name, cur.Location, true); err != nil {
+		return Errorf(http.StatusInternalServerError, CommitStateUnknown,
+			"%s, and moving the table back to %s failed: %v", AsError(cause).Message, cur.Location, err)
+	}
+	return cause
 }
 
 // chainBreak says why next is not a successor of cur ("" when it is).

@@ -1,0 +1,431 @@
+package gateway_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lakegate/lakegate/upstream/embedded/embeddedtest"
+)
+
+// eventsColumns is embeddedtest.EventSchema in Delta columns, so
+// embeddedtest.Batch can write rows into a table created through Delta.
+const eventsColumns = `{"type":"struct","fields":[
+ {"name":"id","type":"long","nullable":false,"metadata":{}},
+ {"name":"msg","type":"string","nullable":true,"metadata":{}}
+]}`
+
+// createEvents creates sales.<name> through the Delta API, unpartitioned,
+// with eventsColumns; extra fields are added to the request body.
+func createEvents(t *testing.T, base, dir, name string, extra map[string]any) (int, map[string]any) {
+	t.Helper()
+	body := map[string]any{
+		"name": name, "location": "file://" + filepath.Join(dir, name), "table-type": "EXTERNAL",
+		"columns":                  json.RawMessage(eventsColumns),
+		"protocol":                 map[string]any{"min-reader-version": 1, "min-writer-version": 2},
+		"properties":               map[string]string{"delta.appendOnly": "false"},
+		"last-commit-timestamp-ms": 1700000000000,
+	}
+	for k, v := range extra {
+		body[k] = v
+	}
+	return call(t, http.MethodPost, base+deltaAPI+"/catalogs/lake/schemas/sales/tables", body)
+}
+
+// appendEvents appends rows [from, to) to tbl with iceberg-go, through
+// the gateway's Iceberg front door.
+func appendEvents(t *testing.T, tbl *table.Table, from, to int64) *table.Table {
+	t.Helper()
+	data, _ := embeddedtest.Batch(t, tbl, from, to)
+	defer data.Release()
+	tbl, err := tbl.AppendTable(context.Background(), data, 1024, nil)
+	require.NoError(t, err)
+	return tbl
+}
+
+// addCommit is a Delta add-commit update naming UniForm metadata.
+func addCommit(version int64, metadataLocation string) map[string]any {
+	return map[string]any{
+		"action": "add-commit",
+		"commit": map[string]any{"version": version, "timestamp": 1700000000000 + version,
+			"file-name": fmt.Sprintf("%020d.json", version), "file-size": 100, "file-modification-timestamp": 1700000000000},
+		"uniform": map[string]any{"iceberg": map[string]any{"metadata-location": metadataLocation, "converted-delta-version": version}},
+	}
+}
+
+// updateTable sends a Delta update asserting the table's uuid.
+func updateTable(t *testing.T, url, uuid string, updates ...any) (int, map[string]any) {
+	t.Helper()
+	return call(t, http.MethodPost, url, map[string]any{
+		"requirements": []any{map[string]any{"type": "assert-table-uuid", "uuid": uuid}},
+		"updates":      updates,
+	})
+}
+
+func errType(out map[string]any) string {
+	e, _ := out["error"].(map[string]any)
+	s, _ := e["type"].(string)
+	return s
+}
+
+func errMessage(out map[string]any) string {
+	e, _ := out["error"].(map[string]any)
+	s, _ := e["message"].(string)
+	return s
+}
+
+func uniformLocation(out map[string]any) string {
+	u, _ := out["uniform"].(map[string]any)
+	ice, _ := u["iceberg"].(map[string]any)
+	s, _ := ice["metadata-location"].(string)
+	return s
+}
+
+func previousFiles(m table.Metadata) []string {
+	var out []string
+	for e := range m.PreviousFiles() {
+		out = append(out, e.MetadataFile)
+	}
+	return out
+}
+
+// set-partition-columns is allowed only while the table is empty: after an
+// iceberg-go append it is 400 InvalidParameterValueException, nothing in
+// the same update is applied, and the Iceberg partitioning is unchanged.
+func TestDeltaSetPartitionColumnsRefusedWithData(t *testing.T) {
+	ctx := context.Background()
+	base, dir := deltaGateway(t)
+	ice := gatewayClient(t, base, "lake")
+	require.NoError(t, ice.CreateNamespace(ctx, table.Identifier{"sales"}, nil))
+	code, created := createEvents(t, base, dir, "events", nil)
+	require.Equal(t, http.StatusOK, code, "%v", created)
+	uuid := meta(created)["table-uuid"].(string)
+	url := base + deltaAPI + "/catalogs/lake/schemas/sales/tables/events"
+
+	tbl, err := ice.LoadTable(ctx, table.Identifier{"sales", "events"})
+	require.NoError(t, err)
+	tbl = appendEvents(t, tbl, 0, 10)
+	require.NotNil(t, tbl.CurrentSnapshot())
+	specsBefore := len(tbl.Metadata().PartitionSpecs())
+	specIDBefore := tbl.Metadata().DefaultPartitionSpec()
+	locBefore := tbl.MetadataLocation()
+
+	code, loaded := call(t, http.MethodGet, url, nil)
+	require.Equal(t, http.StatusOK, code, "%v", loaded)
+	assert.Equal(t, float64(1), loaded["latest-table-version"], "the append is Delta version 1")
+	assert.Empty(t, meta(loaded)["partition-columns"])
+
+	code, out := updateTable(t, url, uuid,
+		map[string]any{"action": "set-partition-columns", "partition-columns": []string{"msg"}},
+		map[string]any{"action": "set-properties", "updates": map[string]string{"written.by": "delta"}})
+	assert.Equal(t, http.StatusBadRequest, code, "%v", out)
+	assert.Equal(t, "InvalidParameterValueException", errType(out))
+	assert.Contains(t, errMessage(out), "already has data")
+
+	tbl, err = ice.LoadTable(ctx, table.Identifier{"sales", "events"})
+	require.NoError(t, err)
+	assert.Equal(t, locBefore, tbl.MetadataLocation(), "a refused update commits nothing")
+	assert.Len(t, tbl.Metadata().PartitionSpecs(), specsBefore)
+	assert.Equal(t, specIDBefore, tbl.Metadata().DefaultPartitionSpec())
+	assert.True(t, tbl.Spec().IsUnpartitioned())
+	assert.NotContains(t, tbl.Properties(), "written.by")
+	code, loaded = call(t, http.MethodGet, url, nil)
+	require.Equal(t, http.StatusOK, code, "%v", loaded)
+	assert.Empty(t, meta(loaded)["partition-columns"])
+
+	// Setting the partition columns the table already has (none) is
+	// refused too: the rule is about data, not about what changes.
+	code, out = updateTable(t, url, uuid, map[string]any{"action": "set-partition-columns", "partition-columns": []string{}})
+	assert.Equal(t, http.StatusBadRequest, code, "%v", out)
+	assert.Equal(t, "InvalidParameterValueException", errType(out))
+}
+
+// add-commit with uniform.iceberg.metadata-location moves the table to the
+// UniForm engine's metadata file (register with overwrite), only when that
+// file descends from the current one and keeps the table uuid.
+func TestDeltaUniformAddCommit(t *testing.T) {
+	ctx := context.Background()
+	base, dir := deltaGateway(t)
+	ice := gatewayClient(t, base, "lake")
+	require.NoError(t, ice.CreateNamespace(ctx, table.Identifier{"sales"}, nil))
+	ident := table.Identifier{"sales", "events"}
+	code, created := createEvents(t, base, dir, "events", nil)
+	require.Equal(t, http.StatusOK, code, "%v", created)
+	uuid := meta(created)["table-uuid"].(string)
+	url := base + deltaAPI + "/catalogs/lake/schemas/sales/tables/events"
+
+	// M1 is the create's metadata file, as Delta and Iceberg both report it.
+	tbl, err := ice.LoadTable(ctx, ident)
+	require.NoError(t, err)
+	m1 := tbl.MetadataLocation()
+	assert.Equal(t, m1, uniformLocation(created))
+	// M2: an iceberg-go append, whose metadata log names M1.
+	tbl = appendEvents(t, tbl, 0, 5)
+	m2 := tbl.MetadataLocation()
+	require.NotEqual(t, m1, m2)
+	require.Contains(t, previousFiles(tbl.Metadata()), m1)
+
+	current := func() *table.Table {
+		t.Helper()
+		tbl, err := ice.LoadTable(ctx, ident)
+		require.NoError(t, err)
+		return tbl
+	}
+
+	// The catalog is already at M2: a (re)sent add-commit is a no-op.
+	code, loaded := call(t, http.MethodGet, url, nil)
+	require.Equal(t, http.StatusOK, code, "%v", loaded)
+	etag2 := meta(loaded)["etag"]
+	code, out := call(t, http.MethodPost, url, map[string]any{
+		"requirements": []any{map[string]any{"type": "assert-table-uuid", "uuid": uuid}, map[string]any{"type": "assert-etag", "etag": etag2}},
+		"updates":      []any{addCommit(1, m2)},
+	})
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	assert.Equal(t, m2, uniformLocation(out))
+	assert.Equal(t, etag2, meta(out)["etag"])
+	assert.Equal(t, float64(1), out["latest-table-version"])
+	assert.Equal(t, m2, current().MetadataLocation())
+
+	// M1 has the uuid but does not descend from M2 (a rollback): 409, and
+	// the table is moved back to M2.
+	code, out = updateTable(t, url, uuid, addCommit(2, m1))
+	assert.Equal(t, http.StatusConflict, code, "%v", out)
+	assert.Equal(t, "CommitVersionConflictException", errType(out))
+	assert.Contains(t, errMessage(out), "does not descend")
+	assert.Equal(t, m2, current().MetadataLocation())
+
+	// Another table's metadata (another uuid): 409, the table stays at M2
+	// and the other table is untouched.
+	code, other := createEvents(t, base, dir, "other", nil)
+	require.Equal(t, http.StatusOK, code, "%v", other)
+	otherLoc := uniformLocation(other)
+	code, out = updateTable(t, url, uuid, addCommit(2, otherLoc))
+	assert.Equal(t, http.StatusConflict, code, "%v", out)
+	assert.Equal(t, "CommitVersionConflictException", errType(out))
+	assert.Contains(t, errMessage(out), "another table")
+	after := current()
+	assert.Equal(t, m2, after.MetadataLocation())
+	assert.Equal(t, uuid, after.Metadata().TableUUID().String())
+	otherTbl, err := ice.LoadTable(ctx, table.Identifier{"sales", "other"})
+	require.NoError(t, err)
+	assert.Equal(t, otherLoc, otherTbl.MetadataLocation())
+	assert.Equal(t, meta(other)["table-uuid"], otherTbl.Metadata().TableUUID().String())
+
+	// A metadata file that does not exist: 400 naming the file, nothing moves.
+	missing := "file://" + filepath.Join(dir, "events", "metadata", "99999-missing.metadata.json")
+	code, out = updateTable(t, url, uuid, addCommit(2, missing))
+	assert.Equal(t, http.StatusBadRequest, code, "%v", out)
+	assert.Contains(t, errMessage(out), "99999-missing.metadata.json")
+	assert.Equal(t, m2, current().MetadataLocation())
+	// A file that is not table metadata: 400 as well.
+	junk := filepath.Join(dir, "junk.metadata.json")
+	require.NoError(t, os.WriteFile(junk, []byte(`{"not":"metadata"}`), 0o644))
+	code, out = updateTable(t, url, uuid, addCommit(2, "file://"+junk))
+	assert.Equal(t, http.StatusBadRequest, code, "%v", out)
+	assert.Equal(t, m2, current().MetadataLocation())
+
+	// A successor the catalog has not seen: an engine wrote M3 (here an
+	// iceberg-go append, after which the catalog is put back at M2 through
+	// Iceberg's register with overwrite), and add-commit moves the table to
+	// it; the other updates of the request are committed on top of M3.
+	tbl = appendEvents(t, current(), 5, 8)
+	m3 := tbl.MetadataLocation()
+	snap3 := tbl.CurrentSnapshot().SnapshotID
+	registerBack(t, base, "events", m2)
+	require.Equal(t, m2, current().MetadataLocation())
+	code, out = updateTable(t, url, uuid, addCommit(2, m3),
+		map[string]any{"action": "set-properties", "updates": map[string]string{"uniform.converted": "2"}})
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	after = current()
+	assert.Equal(t, uniformLocation(out), after.MetadataLocation())
+	assert.Contains(t, previousFiles(after.Metadata()), m3, "the property commit is on top of M3")
+	assert.Equal(t, snap3, after.CurrentSnapshot().SnapshotID)
+	assert.Equal(t, "2", after.Properties()["uniform.converted"])
+	assert.Equal(t, float64(2), out["latest-table-version"])
+	assert.Len(t, embeddedtest.ScanAll(t, after), 8)
+
+	// A move followed by an update that is refused undoes the move: the
+	// client was told the commit failed, so the table must not be at M4.
+	m4tbl := appendEvents(t, after, 8, 9)
+	m4 := m4tbl.MetadataLocation()
+	registerBack(t, base, "events", after.MetadataLocation())
+	code, out = updateTable(t, url, uuid, addCommit(3, m4),
+		map[string]any{"action": "set-partition-columns", "partition-columns": []string{"msg"}})
+	assert.Equal(t, http.StatusBadRequest, code, "%v", out)
+	assert.Equal(t, "InvalidParameterValueException", errType(out))
+	assert.Equal(t, after.MetadataLocation(), current().MetadataLocation())
+}
+
+// registerBack puts sales.<name> at metadata file loc through the
+// gateway's Iceberg registerTable with overwrite.
+func registerBack(t *testing.T, base, name, loc string) {
+	t.Helper()
+	code, out := call(t, http.MethodPost, base+"/v1/lake/namespaces/sales/register",
+		map[string]any{"name": name, "metadata-location": loc, "overwrite": true})
+	require.Equal(t, http.StatusOK, code, "%v", out)
+}
+
+// createTable with uniform.iceberg.metadata-location registers the
+// Iceberg metadata the engine wrote: the table has that metadata's uuid,
+// schema and snapshot, plus the Delta properties of the request.
+func TestDeltaCreateUniform(t *testing.T) {
+	ctx := context.Background()
+	base, dir := deltaGateway(t)
+	ice := gatewayClient(t, base, "lake")
+	require.NoError(t, ice.CreateNamespace(ctx, table.Identifier{"sales"}, nil))
+	// The engine's Iceberg metadata: a table written with iceberg-go.
+	src, err := ice.CreateTable(ctx, table.Identifier{"sales", "engine"}, embeddedtest.EventSchema,
+		catalog.WithLocation("file://"+filepath.Join(dir, "engine")))
+	require.NoError(t, err)
+	src = appendEvents(t, src, 0, 4)
+	srcLoc := src.MetadataLocation()
+
+	code, out := createEvents(t, base, dir, "uni", map[string]any{
+		"location": src.Location(), "comment": "uniform table",
+		"uniform": map[string]any{"iceberg": map[string]any{"metadata-location": srcLoc, "converted-delta-version": 1}},
+	})
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	m := meta(out)
+	assert.Equal(t, src.Metadata().TableUUID().String(), m["table-uuid"])
+	cols, _ := json.Marshal(m["columns"])
+	assert.JSONEq(t, eventsColumns, string(cols))
+	assert.Equal(t, "EXTERNAL", m["table-type"])
+	assert.Equal(t, "false", m["properties"].(map[string]any)["delta.appendOnly"])
+	assert.Equal(t, float64(1), out["latest-table-version"])
+
+	tbl, err := ice.LoadTable(ctx, table.Identifier{"sales", "uni"})
+	require.NoError(t, err)
+	assert.True(t, tbl.Schema().Equals(src.Schema()), "%s vs %s", tbl.Schema(), src.Schema())
+	assert.Equal(t, src.Metadata().TableUUID(), tbl.Metadata().TableUUID())
+	assert.Equal(t, src.CurrentSnapshot().SnapshotID, tbl.CurrentSnapshot().SnapshotID)
+	assert.Equal(t, src.Location(), tbl.Location())
+	assert.Contains(t, previousFiles(tbl.Metadata()), srcLoc, "registered at the engine's file, then the properties commit")
+	assert.Equal(t, uniformLocation(out), tbl.MetadataLocation())
+	assert.Equal(t, "false", tbl.Properties()["delta.appendOnly"])
+	assert.Equal(t, "uniform table", tbl.Properties()["comment"])
+	assert.Len(t, embeddedtest.ScanAll(t, tbl), 4)
+
+	// Loading it through Delta answers the same.
+	code, loaded := call(t, http.MethodGet, base+deltaAPI+"/catalogs/lake/schemas/sales/tables/uni", nil)
+	require.Equal(t, http.StatusOK, code, "%v", loaded)
+	cols, _ = json.Marshal(meta(loaded)["columns"])
+	assert.JSONEq(t, eventsColumns, string(cols))
+	assert.Equal(t, m["etag"], meta(loaded)["etag"])
+
+	// A missing metadata file creates nothing.
+	missing := "file://" + filepath.Join(dir, "nowhere", "metadata", "00000-x.metadata.json")
+	code, out = createEvents(t, base, dir, "ghost", map[string]any{
+		"uniform": map[string]any{"iceberg": map[string]any{"metadata-location": missing}},
+	})
+	assert.Equal(t, http.StatusBadRequest, code, "%v", out)
+	assert.Contains(t, errMessage(out), "00000-x.metadata.json")
+	ok, err := ice.CheckTableExists(ctx, table.Identifier{"sales", "ghost"})
+	require.NoError(t, err)
+	assert.False(t, ok)
+	// uniform without a metadata-location is a validation error.
+	code, out = createEvents(t, base, dir, "ghost", map[string]any{"uniform": map[string]any{"iceberg": map[string]any{}}})
+	assert.Equal(t, http.StatusBadRequest, code, "%v", out)
+	assert.Equal(t, "InvalidParameterValueException", errType(out))
+	// A name that is taken: 409 AlreadyExistsException, the table untouched.
+	code, out = createEvents(t, base, dir, "uni", map[string]any{
+		"uniform": map[string]any{"iceberg": map[string]any{"metadata-location": srcLoc}},
+	})
+	assert.Equal(t, http.StatusConflict, code, "%v", out)
+	assert.Equal(t, "AlreadyExistsException", errType(out))
+	again, err := ice.LoadTable(ctx, table.Identifier{"sales", "uni"})
+	require.NoError(t, err)
+	assert.Equal(t, tbl.MetadataLocation(), again.MetadataLocation())
+}
+
+// denyUpdateTable is a policy allowing everything except Iceberg's
+// updateTable operation.
+const denyUpdateTable = `package lakegate.noupdate
+
+decision := {"allow": false, "reason": "updateTable is denied by the test policy"} if {
+	input.operation == "updateTable"
+} else := {"allow": true, "reason": "allowed"}
+
+visible contains i if some i, _ in input.items
+`
+
+// READ_WRITE credentials need updateTable: a policy that denies it answers
+// 403 PermissionDeniedException, while READ credentials are still vended.
+func TestDeltaReadWriteCredentialsNeedUpdateTable(t *testing.T) {
+	ctx := context.Background()
+	policyDir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(policyDir, "noupdate.rego"), []byte(denyUpdateTable), 0o644))
+	base, dir := deltaGatewayWith(t, map[string]any{"policy": map[string]any{"dir": policyDir, "package": "lakegate.noupdate"}})
+	require.NoError(t, gatewayClient(t, base, "lake").CreateNamespace(ctx, table.Identifier{"sales"}, nil))
+	code, created := createEvents(t, base, dir, "events", nil)
+	require.Equal(t, http.StatusOK, code, "%v", created)
+	url := base + deltaAPI + "/catalogs/lake/schemas/sales/tables/events"
+
+	code, out := call(t, http.MethodGet, url+"/credentials?operation=READ", nil)
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	assert.NotNil(t, out["storage-credentials"])
+
+	code, out = call(t, http.MethodGet, url+"/credentials?operation=READ_WRITE", nil)
+	assert.Equal(t, http.StatusForbidden, code, "%v", out)
+	assert.Equal(t, "PermissionDeniedException", errType(out))
+	assert.True(t, strings.HasPrefix(errMessage(out), "getTableCredentials: "), errMessage(out))
+	assert.Contains(t, errMessage(out), "updateTable is denied by the test policy")
+
+	// The same policy refuses a Delta update, as updateTable.
+	code, out = updateTable(t, url, meta(created)["table-uuid"].(string),
+		map[string]any{"action": "set-properties", "updates": map[string]string{"k": "v"}})
+	assert.Equal(t, http.StatusForbidden, code, "%v", out)
+	assert.Equal(t, "PermissionDeniedException", errType(out))
+	assert.Contains(t, errMessage(out), "updateTable: ")
+}
+
+// The Delta-only parts of the columns (narrow integer types, column
+// metadata) are kept by the field ids of the registered metadata, which
+// need not be the ids a fresh schema would get: here a dropped column
+// leaves a gap, so "n" is field 3 and "msg" field 4.
+func TestDeltaCreateUniformColumnExtras(t *testing.T) {
+	ctx := context.Background()
+	base, dir := deltaGateway(t)
+	ice := gatewayClient(t, base, "lake")
+	require.NoError(t, ice.CreateNamespace(ctx, table.Identifier{"sales"}, nil))
+	src, err := ice.CreateTable(ctx, table.Identifier{"sales", "engine"}, iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		iceberg.NestedField{ID: 2, Name: "gone", Type: iceberg.PrimitiveTypes.String},
+		iceberg.NestedField{ID: 3, Name: "n", Type: iceberg.PrimitiveTypes.Int32},
+		iceberg.NestedField{ID: 4, Name: "msg", Type: iceberg.PrimitiveTypes.String},
+	), catalog.WithLocation("file://"+filepath.Join(dir, "engine")))
+	require.NoError(t, err)
+	tx := src.NewTransaction()
+	require.NoError(t, tx.UpdateSchema(true, false).DeleteColumn([]string{"gone"}).Commit())
+	src, err = tx.Commit(ctx)
+	require.NoError(t, err)
+	n, _ := src.Schema().FindFieldByName("n")
+	require.Equal(t, 3, n.ID)
+
+	const cols = `{"type":"struct","fields":[
+ {"name":"id","type":"long","nullable":false,"metadata":{}},
+ {"name":"n","type":"short","nullable":true,"metadata":{}},
+ {"name":"msg","type":"string","nullable":true,"metadata":{"delta.generationExpression":"'x'"}}
+]}`
+	code, out := createEvents(t, base, dir, "uni", map[string]any{
+		"location": src.Location(), "columns": json.RawMessage(cols),
+		"uniform": map[string]any{"iceberg": map[string]any{"metadata-location": src.MetadataLocation()}},
+	})
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	got, _ := json.Marshal(meta(out)["columns"])
+	assert.JSONEq(t, cols, string(got))
+	code, loaded := call(t, http.MethodGet, base+deltaAPI+"/catalogs/lake/schemas/sales/tables/uni", nil)
+	require.Equal(t, http.StatusOK, code, "%v", loaded)
+	got, _ = json.Marshal(meta(loaded)["columns"])
+	assert.JSONEq(t, cols, string(got))
+}
