@@ -29,6 +29,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lakegate/lakegate/identity"
 	"github.com/lakegate/lakegate/translate/sharing"
 	"github.com/lakegate/lakegate/upstream/embedded"
 	"github.com/lakegate/lakegate/upstream/embedded/embeddedtest"
@@ -60,8 +61,13 @@ func sharingGateway(t testing.TB, extra map[string]any) (base string, backend *e
 // sharingGatewayFor is sharingGateway over a backend already serving at
 // backendURL, with extra lakegate_sharing settings.
 func sharingGatewayFor(t testing.TB, backendURL string, extra map[string]any) string {
+	return sharingGatewayApp(t, backendURL, map[string]any{}, extra)
+}
+
+// sharingGatewayApp is sharingGatewayFor with more lakegate app settings.
+func sharingGatewayApp(t testing.TB, backendURL string, app, extra map[string]any) string {
 	addr := freeAddr(t)
-	app := map[string]any{"catalogs": []any{remote("lake", backendURL, nil)}}
+	app["catalogs"] = []any{remote("lake", backendURL, nil)}
 	return serveOn(t, addr, caddyJSONHandlers(t, addr, app, sharingHandler(extra), map[string]any{"handler": "lakegate_iceberg"}))
 }
 
@@ -545,4 +551,48 @@ func TestSharingRefusesDeleteFiles(t *testing.T) {
 	assert.Contains(t, r.json(t)["message"], "delete files")
 	r = c.do("GET", "/shares/demo/schemas/sales/tables/mor/metadata", nil, "")
 	assert.Equal(t, 200, r.status, "metadata needs no files: %s", r.body)
+}
+
+const denyOrdersCopy = `package lakegate.sharetest
+
+decision := {"allow": false, "reason": "orders_copy is not for analysts"} if {
+	input.api == "sharing"
+	input.resource.share_table == "orders_copy"
+	"analyst" in input.principal.groups
+} else := {"allow": true, "reason": "allowed"}
+
+visible contains i if some i, _ in input.items
+`
+
+// Principals of the app's identity reach shares too, and the OPA policy
+// decides per table (api "sharing"): a denied table is neither listed nor
+// readable, while recipient tokens keep working.
+func TestSharingIdentityAndPolicy(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "share.rego"), []byte(denyOrdersCopy), 0o644))
+	backend := embeddedtest.Serve(t, embeddedtest.Config(t, embedded.SQLite))
+	base := sharingGatewayApp(t, backend.URL, map[string]any{
+		"identity": map[string]any{"tokens": []any{
+			map[string]any{"id": "ana", "sha256": identity.HashSecret("analyst-token"), "groups": []string{"analyst"}}}},
+		"policy": map[string]any{"dir": dir, "package": "lakegate.sharetest"},
+	}, nil)
+	writeOrders(t, base)
+	delta := map[string]string{"delta-sharing-capabilities": "responseformat=delta"}
+
+	ana := clientFromProfile(t, base+"/delta-sharing", "analyst-token")
+	r := ana.do("GET", "/shares", nil, "")
+	require.Equal(t, 200, r.status, "%s", r.body)
+	assert.Len(t, r.json(t)["items"], 2, "no recipient limit: every share the policy allows")
+	r = ana.do("GET", "/shares/demo/all-tables", nil, "")
+	assert.Equal(t, []any{map[string]any{"name": "orders", "schema": "sales", "share": "demo"}}, r.json(t)["items"])
+	r = ana.do("POST", "/shares/demo/schemas/extra/tables/orders_copy/query", delta, "{}")
+	assert.Equal(t, 404, r.status, "a denied table reads as missing: %s", r.body)
+	r = ana.do("POST", "/shares/demo/schemas/sales/tables/orders/query", delta, "{}")
+	assert.Equal(t, 200, r.status, "%s", r.body)
+
+	partner := clientFromProfile(t, base+"/delta-sharing", recipientToken)
+	r = partner.do("POST", "/shares/demo/schemas/extra/tables/orders_copy/query", delta, "{}")
+	assert.Equal(t, 200, r.status, "the policy denies analysts only: %s", r.body)
+	r = partner.do("GET", "/shares/other", nil, "")
+	assert.Equal(t, 404, r.status, "a recipient stays in its share")
 }
