@@ -318,6 +318,9 @@ func TestSharingEndToEnd(t *testing.T) {
 		assert.Equal(t, current, r.version(t))
 		r = c.do("HEAD", "/shares/demo/schemas/sales/tables/orders", nil, "")
 		assert.Equal(t, current, r.version(t))
+		r = c.do("GET", "/shares/Demo/schemas/SALES/tables/Orders/version", nil, "")
+		require.Equal(t, 200, r.status, "names are case-insensitive, the table's too: %s", r.body)
+		assert.Equal(t, current, r.version(t))
 	})
 
 	delta := map[string]string{"delta-sharing-capabilities": "responseformat=delta;readerfeatures=columnmapping"}

@@ -51,6 +51,16 @@ func (s *Server) open(ctx context.Context, req Request) (*loaded, history, *Erro
 		return nil, nil, err
 	}
 	l, err := s.load(ctx, t)
+	if err != nil && err.Status == http.StatusNotFound && t.guessed {
+		// Not under the name as spelled: find it case-insensitively.
+		sh, sc, serr := s.schema(ctx, req)
+		if serr != nil {
+			return nil, nil, serr
+		}
+		if t, err = s.listedTable(ctx, req, sh, sc); err == nil {
+			l, err = s.load(ctx, t)
+		}
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -82,7 +92,10 @@ func (s *Server) serveTable(ctx context.Context, w http.ResponseWriter, r *http.
 	if err != nil {
 		return err
 	}
-	rs := &response{s: s, req: req, l: l, caps: caps, exp: s.now().Add(s.lifetime())}
+	// Presigned S3 URLs expire lifetime after their signing second
+	// (X-Amz-Date has no fraction): a whole-second expiration is never
+	// later than the URLs' own.
+	rs := &response{s: s, req: req, l: l, caps: caps, exp: s.now().Truncate(time.Second).Add(s.lifetime())}
 	switch {
 	case req.Route.Op == OpQueryChanges:
 		err = rs.changes(ctx, h, ch)

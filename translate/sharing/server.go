@@ -22,6 +22,9 @@ type Target struct {
 	Catalog              string
 	Namespace            []string
 	IcebergTable         string
+	// guessed: IcebergTable is the name as the client spelled it, not
+	// yet known to exist (see resolveTable).
+	guessed bool
 }
 
 // Access decides whether the caller may run op on t; the front door

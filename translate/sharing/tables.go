@@ -12,14 +12,19 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog/rest"
 	iceio "github.com/apache/iceberg-go/io"
+	// iceberg-go (since v0.7) opens s3:// paths only once this is linked:
+	// shared tables on S3 are read (metadata, manifests) through it.
+	_ "github.com/apache/iceberg-go/io/gocloud/s3"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakegate/lakegate/translate"
 )
 
 // resolveTable finds the route's table: named in the schema, or a table
-// of a shared namespace (exact name first, then case-insensitively, as
-// the protocol's names are).
+// of a shared namespace. With one shared namespace, the name as the client
+// spelled it is tried first (no listing: the load that follows tells);
+// else, or when that load finds nothing, the namespace is listed and the
+// name matched case-insensitively, as the protocol's names are.
 func (s *Server) resolveTable(ctx context.Context, req Request) (Target, *Error) {
 	sh, sc, err := s.schema(ctx, req)
 	if err != nil {
@@ -32,6 +37,19 @@ func (s *Server) resolveTable(ctx context.Context, req Request) (Target, *Error)
 				Catalog: t.Catalog, Namespace: t.Namespace, IcebergTable: t.Table})
 		}
 	}
+	if len(sc.Namespaces) == 1 {
+		ns := sc.Namespaces[0]
+		t, err := s.authorized(ctx, req, Target{Share: sh.Name, Schema: sc.Name, Table: want,
+			Catalog: ns.Catalog, Namespace: ns.Namespace, IcebergTable: want})
+		t.guessed = err == nil
+		return t, err
+	}
+	return s.listedTable(ctx, req, sh, sc)
+}
+
+// listedTable finds the route's table by listing the shared namespaces.
+func (s *Server) listedTable(ctx context.Context, req Request, sh *Share, sc *Schema) (Target, *Error) {
+	want := req.Route.Table
 	for _, ns := range sc.Namespaces {
 		idents, err := s.namespaceTables(ctx, ns)
 		if err != nil {
