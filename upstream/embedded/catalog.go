@@ -16,6 +16,9 @@ import (
 
 	"github.com/apache/iceberg-go"
 	sqlcat "github.com/apache/iceberg-go/catalog/sql"
+	// iceberg-go (since v0.7) opens s3:// warehouses only once this is
+	// linked.
+	_ "github.com/apache/iceberg-go/io/gocloud/s3"
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
 	"go.uber.org/zap"
 	_ "modernc.org/sqlite" // pure-Go database/sql driver "sqlite"
