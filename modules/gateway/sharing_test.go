@@ -599,3 +599,39 @@ func TestSharingIdentityAndPolicy(t *testing.T) {
 	r = partner.do("GET", "/shares/other", nil, "")
 	assert.Equal(t, 404, r.status, "a recipient stays in its share")
 }
+
+// A table in a multi-level namespace is shared and read like any other:
+// lakegate addresses it with the catalog's namespace separator.
+func TestSharingMultiLevelNamespace(t *testing.T) {
+	sum := sha256.Sum256([]byte(recipientToken))
+	backend := embeddedtest.Serve(t, embeddedtest.Config(t, embedded.SQLite))
+	base := sharingGatewayFor(t, backend.URL, map[string]any{"shares": []any{map[string]any{
+		"name": "deep",
+		"schemas": []any{
+			map[string]any{"name": "eu", "tables": []any{map[string]any{
+				"name": "orders", "catalog": "lake", "namespace": []string{"sales", "eu"}, "table": "orders"}}},
+			map[string]any{"name": "all_eu", "namespaces": []any{map[string]any{"catalog": "lake", "namespace": []string{"sales", "eu"}}}},
+		},
+		"recipients": []any{map[string]any{"name": "partner", "token_sha256": hex.EncodeToString(sum[:])}},
+	}}})
+	ctx := context.Background()
+	cat := embeddedtest.Client(t, base, rest.WithWarehouseLocation("lake"))
+	require.NoError(t, cat.CreateNamespace(ctx, table.Identifier{"sales"}, nil))
+	require.NoError(t, cat.CreateNamespace(ctx, table.Identifier{"sales", "eu"}, nil))
+	tbl, err := cat.CreateTable(ctx, table.Identifier{"sales", "eu", "orders"}, orderSchema)
+	require.NoError(t, err)
+	appendOrders(t, tbl, orders(0, 5))
+
+	c := clientFromProfile(t, base+"/delta-sharing", recipientToken)
+	for _, schema := range []string{"eu", "all_eu"} {
+		r := c.do("POST", "/shares/deep/schemas/"+schema+"/tables/orders/query", nil, "{}")
+		require.Equal(t, 200, r.status, "%s: %s", schema, r.body)
+		var rows []order
+		for _, l := range r.lines(t)[2:] {
+			rows = append(rows, fileRows(t, l["file"].(map[string]any)["url"].(string), false)...)
+		}
+		assert.Equal(t, orders(0, 5), sortOrders(rows), schema)
+	}
+	r := c.do("GET", "/shares/deep/all-tables", nil, "")
+	assert.Len(t, r.json(t)["items"], 2)
+}

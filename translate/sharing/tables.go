@@ -152,8 +152,12 @@ func (s *Server) loadRaw(ctx context.Context, t Target) (*loadResult, *Error) {
 	if !ok {
 		return nil, notFound("catalog %q of table %q is not served", t.Catalog, t.Table)
 	}
+	ns, err := s.Catalogs.NamespacePath(ctx, t.Catalog, t.Namespace)
+	if err != nil {
+		return nil, backendError(err)
+	}
 	path := fmt.Sprintf("%s/v1/%s/namespaces/%s/tables/%s", translate.BaseURL,
-		pathEscape(t.Catalog), pathEscape(strings.Join(t.Namespace, "\x1f")), pathEscape(t.IcebergTable))
+		url.PathEscape(t.Catalog), ns, url.PathEscape(t.IcebergTable))
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, path, nil)
 	if err != nil {
 		return nil, Errorf(http.StatusInternalServerError, CodeInternal, "%v", err)
@@ -193,5 +197,3 @@ func loadStatusError(status int, body []byte, t Target) *Error {
 	}
 	return Errorf(http.StatusBadGateway, CodeInternal, "loading table %q failed with %d: %s", t.Table, status, e.Error.Message)
 }
-
-func pathEscape(s string) string { return url.PathEscape(s) }
