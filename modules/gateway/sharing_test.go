@@ -416,6 +416,18 @@ func TestSharingEndToEnd(t *testing.T) {
 		}
 		assert.Equal(t, sortOrders(us), sortOrders(removes[versionOf(3)]), "the delete removed every us file")
 		assert.Empty(t, adds[versionOf(3)])
+
+		r = c.do("GET", q+"&includeHistoricalMetadata=true", delta, "")
+		require.Equal(t, 200, r.status, "%s", r.body)
+		var historical []map[string]any
+		for _, l := range r.lines(t)[2:] {
+			if m, ok := l["metaData"].(map[string]any); ok {
+				historical = append(historical, m)
+			}
+		}
+		require.Len(t, historical, 1, "one metaData line: the rename's schema, first written at version %d", versionOf(2))
+		assert.EqualValues(t, versionOf(2), historical[0]["version"])
+		assert.Contains(t, historical[0]["deltaMetadata"].(map[string]any)["schemaString"], `"name":"note"`)
 	})
 
 	t.Run("startingVersion query and endStreamAction", func(t *testing.T) {

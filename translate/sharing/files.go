@@ -141,7 +141,8 @@ func (s *Server) fileURL(ctx context.Context, l *loaded, filesBase, path string,
 // changes answers a changes request (or a query with startingVersion):
 // for every version in the range, `add` for each data file it added and
 // `remove` for each it deleted, read from the manifests that version
-// wrote.
+// wrote; with includeHistoricalMetadata, a metaData line before the first
+// version written with a new schema.
 func (rs *response) changes(ctx context.Context, h history, c ChangesRequest) *Error {
 	from, to, err := changeRange(h, c)
 	if err != nil {
@@ -155,10 +156,18 @@ func (rs *response) changes(ctx context.Context, h history, c ChangesRequest) *E
 	if ferr != nil {
 		return Errorf(http.StatusBadGateway, CodeInternal, "opening the storage of table %q: %v", rs.l.target.Table, ferr)
 	}
+	meta := rs.l.tbl.Metadata()
+	prev, _ := h.at(from - 1)
 	for _, v := range h.between(from, to) {
+		if sch := schemaAt(meta, v); c.HistoricalMetadata && sch.ID != schemaAt(meta, prev).ID {
+			if err := rs.add(actions.Metadata(rs.format, tableInfo(rs.l, v, sch))); err != nil {
+				return err
+			}
+		}
 		if err := rs.versionChanges(ctx, fs, v); err != nil {
 			return err
 		}
+		prev = v
 	}
 	return nil
 }
