@@ -286,11 +286,12 @@ func (h *SharingHandler) access(r *http.Request, c caller) sharing.Access {
 		}
 		res := policies.Resource{Namespace: t.Namespace, Table: t.IcebergTable,
 			Share: t.Share, ShareSchema: t.Schema, ShareTable: t.Table}
-		in := policies.Input{Resource: res}
-		if cat, ok := h.app.catalog(t.Catalog); ok {
-			in = input(r, c.Principal, cat, icebergOps[op], res)
-		} else {
-			in = input(r, c.Principal, &catalogState{}, icebergOps[op], res)
+		cat, resolved := h.app.catalog(t.Catalog)
+		if !resolved {
+			cat = &catalogState{} // a share or schema: no Iceberg table yet
+		}
+		in := input(r, c.Principal, cat, icebergOps[op], res)
+		if !resolved {
 			in.Resource.Catalog, in.Resource.Backend = "", ""
 		}
 		in.API, in.APIOperation = "sharing", op
