@@ -6,11 +6,8 @@ package translate
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
-	"strings"
 	"sync"
 
 	"github.com/apache/iceberg-go/catalog/rest"
@@ -50,15 +47,15 @@ func PrincipalFrom(ctx context.Context) string {
 // catalog's /v1/config once) and reused; a failed build is retried on the
 // next call, so a backend that was down at first use is picked up later.
 type Catalogs struct {
-	pipelines  Pipelines
-	mu         sync.Mutex
-	clients    map[string]*rest.Catalog
-	separators map[string]string
+	pipelines Pipelines
+	mu        sync.Mutex
+	clients   map[string]*rest.Catalog
+	raw       map[string]*Client
 }
 
 // NewCatalogs wraps p.
 func NewCatalogs(p Pipelines) *Catalogs {
-	return &Catalogs{pipelines: p, clients: map[string]*rest.Catalog{}, separators: map[string]string{}}
+	return &Catalogs{pipelines: p, clients: map[string]*rest.Catalog{}, raw: map[string]*Client{}}
 }
 
 // ErrNoCatalog is returned by Open for a catalog lakegate does not serve.
@@ -84,59 +81,24 @@ func (c *Catalogs) Open(ctx context.Context, name string) (*rest.Catalog, error)
 	return cl, nil
 }
 
-// Transport is the raw pipeline transport of catalog name, for calls the
-// REST client does not offer (stage-create, register with overwrite).
-func (c *Catalogs) Transport(name string) (http.RoundTripper, bool) {
-	return c.pipelines.Transport(name)
-}
-
-// NamespacePath is ns as a path segment of catalog name's Iceberg routes:
-// its levels escaped and joined with the separator the catalog's
-// /v1/config advertises (%1F, the spec's default, when it names none).
-func (c *Catalogs) NamespacePath(ctx context.Context, name string, ns []string) (string, error) {
-	sep, err := c.separator(ctx, name)
-	if err != nil {
-		return "", err
-	}
-	levels := make([]string, len(ns))
-	for i, l := range ns {
-		levels[i] = url.PathEscape(l)
-	}
-	return strings.Join(levels, sep), nil
-}
-
-func (c *Catalogs) separator(ctx context.Context, name string) (string, error) {
+// Client returns catalog name's raw Iceberg REST client; it reads the
+// catalog's namespace separator from /v1/config once.
+func (c *Catalogs) Client(ctx context.Context, name string) (*Client, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if sep, ok := c.separators[name]; ok {
-		return sep, nil
+	if cl, ok := c.raw[name]; ok {
+		return cl, nil
 	}
 	rt, ok := c.pipelines.Transport(name)
 	if !ok {
-		return "", fmt.Errorf("%w: %q", ErrNoCatalog, name)
+		return nil, fmt.Errorf("%w: %q", ErrNoCatalog, name)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, BaseURL+"/v1/config?warehouse="+url.QueryEscape(name), nil)
+	cl := &Client{Catalog: name, rt: rt}
+	sep, err := cl.separator(ctx)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	resp, err := rt.RoundTrip(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	var cfg struct {
-		Overrides map[string]string `json:"overrides"`
-	}
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("catalog %q: /v1/config answered %d", name, resp.StatusCode)
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&cfg); err != nil {
-		return "", fmt.Errorf("catalog %q: reading /v1/config: %w", name, err)
-	}
-	sep := "%1F"
-	if s := cfg.Overrides["namespace-separator"]; s != "" {
-		sep = s
-	}
-	c.separators[name] = sep
-	return sep, nil
+	cl.sep = sep
+	c.raw[name] = cl
+	return cl, nil
 }

@@ -1,61 +1,37 @@
 package delta
 
 import (
-	"bytes"
 	"context"
+	"errors"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakegate/lakegate/translate"
 )
 
-// icebergClient speaks raw Iceberg REST to one catalog's pipeline. It is
-// raw rather than iceberg-go's client because the translator needs what
-// that client hides: the upstream error type (to pick the Delta one),
-// stage-create, register with overwrite and the credentials endpoint.
+// icebergClient is the catalog's raw Iceberg REST client with the Delta
+// error model: the translator needs what iceberg-go's client hides (the
+// upstream error type, to pick the Delta one; stage-create, register with
+// overwrite and the credentials endpoint).
 type icebergClient struct {
-	catalog string
-	rt      http.RoundTripper
-	sep     string // escaped namespace separator the pipeline expects
+	*translate.Client
 }
 
-// clients caches one icebergClient per catalog: the separator is read once
-// from the pipeline's /v1/config, and re-read after a failure.
-type clients struct {
-	pipelines translate.Pipelines
-	mu        sync.Mutex
-	byName    map[string]*icebergClient
-}
-
-func (c *clients) get(ctx context.Context, name string) (*icebergClient, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if cl, ok := c.byName[name]; ok {
-		return cl, nil
+// catalogError maps a failure to reach a catalog to the Delta model.
+func catalogError(name string, err error) error {
+	var cfg *translate.ConfigError
+	switch {
+	case errors.Is(err, translate.ErrNoCatalog):
+		return Errorf(http.StatusNotFound, NoSuchCatalog, "no catalog named %q", name)
+	case errors.As(err, &cfg):
+		return fromIceberg(cfg.Status, cfg.Body, AlreadyExists)
 	}
-	rt, ok := c.pipelines.Transport(name)
-	if !ok {
-		return nil, Errorf(http.StatusNotFound, NoSuchCatalog, "no catalog named %q", name)
-	}
-	cl := &icebergClient{catalog: name, rt: rt, sep: "%1F"}
-	var cfg struct {
-		Overrides map[string]string `json:"overrides"`
-	}
-	if err := cl.do(ctx, http.MethodGet, "/v1/config?warehouse="+url.QueryEscape(name), nil, &cfg, nil); err != nil {
-		return nil, err
-	}
-	if s := cfg.Overrides["namespace-separator"]; s != "" {
-		cl.sep = s
-	}
-	c.byName[name] = cl
-	return cl, nil
+	return Errorf(http.StatusBadGateway, InternalServerError, "catalog %q: %v", name, err)
 }
 
 type authzKey struct{}
@@ -76,82 +52,51 @@ type request struct {
 // do sends one request; a non-2xx answer becomes a Delta error, a 2xx body
 // is decoded into out when out is not nil.
 func (c *icebergClient) do(ctx context.Context, method, path string, body, out any, opt *request) error {
-	var rd io.Reader = http.NoBody
+	var raw []byte
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
 			return fmt.Errorf("encoding %s %s: %w", method, path, err)
 		}
-		rd = bytes.NewReader(b)
+		raw = b
 	}
-	req, err := http.NewRequestWithContext(ctx, method, translate.BaseURL+path, rd)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
+	header := http.Header{"Content-Type": {"application/json"}}
 	if a, _ := ctx.Value(authzKey{}).(string); a != "" {
-		req.Header.Set("Authorization", a)
+		header.Set("Authorization", a)
 	}
 	conflict := AlreadyExists
 	if opt != nil {
 		for k, v := range opt.header {
-			req.Header[k] = v
+			header[k] = v
 		}
 		if opt.conflict != "" {
 			conflict = opt.conflict
 		}
 	}
-	resp, err := c.rt.RoundTrip(req)
+	resp, err := c.Do(ctx, method, path, raw, header)
 	if err != nil {
-		return Errorf(http.StatusBadGateway, InternalServerError, "catalog %q: %v", c.catalog, err)
+		return Errorf(http.StatusBadGateway, InternalServerError, "catalog %q: %v", c.Catalog, err)
 	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return Errorf(http.StatusBadGateway, InternalServerError, "catalog %q: reading answer: %v", c.catalog, err)
+	if resp.Status >= 300 {
+		return fromIceberg(resp.Status, resp.Body, conflict)
 	}
-	if resp.StatusCode >= 300 {
-		return fromIceberg(resp.StatusCode, raw, conflict)
-	}
-	if out == nil || len(raw) == 0 {
+	if out == nil || len(resp.Body) == 0 {
 		return nil
 	}
-	if err := json.Unmarshal(raw, out); err != nil {
-		return Errorf(http.StatusBadGateway, InternalServerError, "catalog %q: malformed answer to %s: %v", c.catalog, method, err)
+	if err := json.Unmarshal(resp.Body, out); err != nil {
+		return Errorf(http.StatusBadGateway, InternalServerError, "catalog %q: malformed answer to %s: %v", c.Catalog, method, err)
 	}
 	return nil
 }
 
-// tablesPath is /v1/{catalog}/namespaces/{ns}/tables[/{table}[suffix]].
-func (c *icebergClient) tablesPath(ns []string, tbl, suffix string) string {
-	levels := make([]string, len(ns))
-	for i, l := range ns {
-		levels[i] = url.PathEscape(l)
-	}
-	p := "/v1/" + url.PathEscape(c.catalog) + "/namespaces/" + strings.Join(levels, c.sep) + "/tables"
-	if tbl != "" {
-		p += "/" + url.PathEscape(tbl)
-	}
-	return p + suffix
-}
-
-// StorageCredential is an Iceberg vended credential.
-type StorageCredential struct {
-	Prefix string            `json:"prefix"`
-	Config map[string]string `json:"config"`
-}
-
 // loaded is a LoadTableResult with its metadata parsed.
 type loaded struct {
-	Location    string              `json:"metadata-location"`
-	RawMetadata json.RawMessage     `json:"metadata"`
-	Config      map[string]string   `json:"config"`
-	Credentials []StorageCredential `json:"storage-credentials"`
-	Metadata    table.Metadata      `json:"-"`
+	translate.LoadResult
+	Metadata table.Metadata `json:"-"`
 }
 
 func (l *loaded) parse(catalog string) error {
-	m, err := table.ParseMetadataBytes(l.RawMetadata)
+	m, err := table.ParseMetadataBytes(l.LoadResult.Metadata)
 	if err != nil {
 		return Errorf(http.StatusBadGateway, InternalServerError, "catalog %q: malformed table metadata: %v", catalog, err)
 	}
@@ -167,10 +112,10 @@ func (c *icebergClient) load(ctx context.Context, ns []string, tbl string, withC
 		opt.header = vended
 	}
 	var l loaded
-	if err := c.do(ctx, http.MethodGet, c.tablesPath(ns, tbl, ""), nil, &l, opt); err != nil {
+	if err := c.do(ctx, http.MethodGet, c.TablesPath(ns, tbl, ""), nil, &l, opt); err != nil {
 		return nil, c.schemaMissing(ctx, ns, err)
 	}
-	return &l, l.parse(c.catalog)
+	return &l, l.parse(c.Catalog)
 }
 
 // schemaMissing turns a table-not-found into NoSuchSchemaException when
@@ -182,9 +127,9 @@ func (c *icebergClient) schemaMissing(ctx context.Context, ns []string, err erro
 	if e := AsError(err); e.Code != http.StatusNotFound || e.Type != NoSuchTable {
 		return err
 	}
-	p := "/v1/" + url.PathEscape(c.catalog) + "/namespaces/" + c.nsPath(ns)
+	p := c.NamespacesPath(ns)
 	if herr := c.do(ctx, http.MethodHead, p, nil, nil, nil); herr != nil && AsError(herr).Code == http.StatusNotFound {
-		return Errorf(http.StatusNotFound, NoSuchSchema, "schema %s does not exist in catalog %q", strings.Join(ns, "."), c.catalog)
+		return Errorf(http.StatusNotFound, NoSuchSchema, "schema %s does not exist in catalog %q", strings.Join(ns, "."), c.Catalog)
 	}
 	return err
 }
@@ -205,10 +150,10 @@ func (c *icebergClient) create(ctx context.Context, ns []string, body createBody
 		opt.header = vended
 	}
 	var l loaded
-	if err := c.do(ctx, http.MethodPost, c.tablesPath(ns, "", ""), body, &l, opt); err != nil {
+	if err := c.do(ctx, http.MethodPost, c.TablesPath(ns, "", ""), body, &l, opt); err != nil {
 		return nil, err
 	}
-	return &l, l.parse(c.catalog)
+	return &l, l.parse(c.Catalog)
 }
 
 // commit runs an Iceberg UpdateTable; a failed requirement is conflict.
@@ -219,10 +164,10 @@ func (c *icebergClient) commit(ctx context.Context, ns []string, tbl string, req
 		"updates":      nonNilU(ups),
 	}
 	var l loaded
-	if err := c.do(ctx, http.MethodPost, c.tablesPath(ns, tbl, ""), body, &l, &request{conflict: conflict}); err != nil {
+	if err := c.do(ctx, http.MethodPost, c.TablesPath(ns, tbl, ""), body, &l, &request{conflict: conflict}); err != nil {
 		return nil, err
 	}
-	return &l, l.parse(c.catalog)
+	return &l, l.parse(c.Catalog)
 }
 
 func nonNil(r []table.Requirement) []table.Requirement {
@@ -243,27 +188,19 @@ func nonNilU(u []table.Update) []table.Update {
 func (c *icebergClient) register(ctx context.Context, ns []string, tbl, metadataLocation string, overwrite bool) (*loaded, error) {
 	body := map[string]any{"name": tbl, "metadata-location": metadataLocation, "overwrite": overwrite}
 	var l loaded
-	p := "/v1/" + url.PathEscape(c.catalog) + "/namespaces/" + c.nsPath(ns) + "/register"
+	p := c.NamespacesPath(ns) + "/register"
 	if err := c.do(ctx, http.MethodPost, p, body, &l, nil); err != nil {
 		return nil, err
 	}
-	return &l, l.parse(c.catalog)
-}
-
-func (c *icebergClient) nsPath(ns []string) string {
-	levels := make([]string, len(ns))
-	for i, l := range ns {
-		levels[i] = url.PathEscape(l)
-	}
-	return strings.Join(levels, c.sep)
+	return &l, l.parse(c.Catalog)
 }
 
 func (c *icebergClient) drop(ctx context.Context, ns []string, tbl string) error {
-	return c.schemaMissing(ctx, ns, c.do(ctx, http.MethodDelete, c.tablesPath(ns, tbl, ""), nil, nil, nil))
+	return c.schemaMissing(ctx, ns, c.do(ctx, http.MethodDelete, c.TablesPath(ns, tbl, ""), nil, nil, nil))
 }
 
 func (c *icebergClient) exists(ctx context.Context, ns []string, tbl string) error {
-	return c.do(ctx, http.MethodHead, c.tablesPath(ns, tbl, ""), nil, nil, nil)
+	return c.do(ctx, http.MethodHead, c.TablesPath(ns, tbl, ""), nil, nil, nil)
 }
 
 func (c *icebergClient) rename(ctx context.Context, ns []string, from, to string) error {
@@ -271,18 +208,18 @@ func (c *icebergClient) rename(ctx context.Context, ns []string, from, to string
 		"source":      map[string]any{"namespace": ns, "name": from},
 		"destination": map[string]any{"namespace": ns, "name": to},
 	}
-	return c.schemaMissing(ctx, ns, c.do(ctx, http.MethodPost, "/v1/"+url.PathEscape(c.catalog)+"/tables/rename", body, nil, nil))
+	return c.schemaMissing(ctx, ns, c.do(ctx, http.MethodPost, "/v1/"+url.PathEscape(c.Catalog)+"/tables/rename", body, nil, nil))
 }
 
 // credentials calls the Iceberg loadCredentials endpoint.
-func (c *icebergClient) credentials(ctx context.Context, ns []string, tbl string) ([]StorageCredential, error) {
+func (c *icebergClient) credentials(ctx context.Context, ns []string, tbl string) ([]translate.StorageCredential, error) {
 	var out struct {
-		Credentials []StorageCredential `json:"storage-credentials"`
+		Credentials []translate.StorageCredential `json:"storage-credentials"`
 	}
-	err := c.do(ctx, http.MethodGet, c.tablesPath(ns, tbl, "/credentials"), nil, &out, &request{header: vended})
+	err := c.do(ctx, http.MethodGet, c.TablesPath(ns, tbl, "/credentials"), nil, &out, &request{header: vended})
 	return out.Credentials, err
 }
 
 func (c *icebergClient) reportMetrics(ctx context.Context, ns []string, tbl string, report any) error {
-	return c.do(ctx, http.MethodPost, c.tablesPath(ns, tbl, "/metrics"), report, nil, nil)
+	return c.do(ctx, http.MethodPost, c.TablesPath(ns, tbl, "/metrics"), report, nil, nil)
 }

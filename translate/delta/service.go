@@ -20,8 +20,8 @@ import (
 // catalogs' pipelines. The caller (the front door) has authenticated and
 // authorized the request and put the principal on ctx (WithPrincipal).
 type Service struct {
-	clients *clients
-	store   Store
+	catalogs *translate.Catalogs
+	store    Store
 	// StagedTTL is how long a staging table waits for its create.
 	StagedTTL time.Duration
 	// CredentialTTL is the expiration-time-ms lakegate reports for vended
@@ -33,8 +33,8 @@ type Service struct {
 // NewService translates onto p, keeping shared state in store.
 func NewService(p translate.Pipelines, store Store) *Service {
 	return &Service{
-		clients: &clients{pipelines: p, byName: map[string]*icebergClient{}},
-		store:   store, StagedTTL: 24 * time.Hour, CredentialTTL: time.Hour, now: time.Now,
+		catalogs: translate.NewCatalogs(p),
+		store:    store, StagedTTL: 24 * time.Hour, CredentialTTL: time.Hour, now: time.Now,
 	}
 }
 
@@ -64,7 +64,11 @@ func ParseSchema(s string) ([]string, *Error) {
 }
 
 func (s *Service) client(ctx context.Context, catalog string) (*icebergClient, error) {
-	return s.clients.get(ctx, catalog)
+	cl, err := s.catalogs.Client(ctx, catalog)
+	if err != nil {
+		return nil, catalogError(catalog, err)
+	}
+	return &icebergClient{cl}, nil
 }
 
 // Etag is the Delta etag of an Iceberg table version: a digest of its
@@ -134,7 +138,7 @@ func response(l *loaded) (*LoadTableResponse, error) {
 	}
 	out := &LoadTableResponse{
 		Metadata: TableMetadata{
-			Etag: Etag(l.Location), TableType: tt, TableUUID: m.TableUUID().String(),
+			Etag: Etag(l.MetadataLocation), TableType: tt, TableUUID: m.TableUUID().String(),
 			Location: m.Location(), CreatedTime: createdTime(m), UpdatedTime: m.LastUpdatedMillis(),
 			Columns: cols, PartitionColumns: schema.PartitionColumns(m.PartitionSpec(), m.CurrentSchema()),
 			Properties:            deltaProperties(props),
@@ -142,7 +146,7 @@ func response(l *loaded) (*LoadTableResponse, error) {
 			LastCommitTimestampMs: int64Prop(props, PropLastCommitTimestamp),
 		},
 		Commits: []any{},
-		Uniform: &Uniform{Iceberg: &UniformIceberg{MetadataLocation: l.Location}},
+		Uniform: &Uniform{Iceberg: &UniformIceberg{MetadataLocation: l.MetadataLocation}},
 	}
 	if snap := m.CurrentSnapshot(); snap != nil {
 		out.LatestTableVersion = snap.SequenceNumber

@@ -113,7 +113,7 @@ func checkRequirementsMet(req *UpdateTableRequest, l *loaded) error {
 					"assert-table-uuid failed: the table's uuid is %s, not %s", l.Metadata.TableUUID(), *r.UUID)
 			}
 		case ReqAssertEtag:
-			if *r.Etag != Etag(l.Location) {
+			if *r.Etag != Etag(l.MetadataLocation) {
 				return Errorf(http.StatusConflict, UpdateRequirementConflict,
 					"assert-etag failed: the table changed since etag %s was read; reload it and retry", *r.Etag)
 			}

@@ -22,7 +22,7 @@ import (
 // 409, as for any concurrent commit.
 func (s *Service) moveToUniform(ctx context.Context, c *icebergClient, ref Ref, cur *loaded, u *Update) (*loaded, error) {
 	loc := u.Uniform.Iceberg.MetadataLocation
-	if loc == cur.Location {
+	if loc == cur.MetadataLocation {
 		return cur, nil // a resent add-commit: already applied
 	}
 	next, err := c.register(ctx, ref.Namespace, ref.Name, loc, true)
@@ -40,9 +40,9 @@ func (s *Service) moveToUniform(ctx context.Context, c *icebergClient, ref Ref, 
 // and returns cause; if the table cannot be moved back, the commit's state
 // is unknown to the client.
 func moveBack(ctx context.Context, c *icebergClient, ref Ref, cur *loaded, cause error) error {
-	if _, err := c.register(ctx, ref.Namespace, ref.Name, cur.Location, true); err != nil {
+	if _, err := c.register(ctx, ref.Namespace, ref.Name, cur.MetadataLocation, true); err != nil {
 		return Errorf(http.StatusInternalServerError, CommitStateUnknown,
-			"%s, and moving the table back to %s failed: %v", AsError(cause).Message, cur.Location, err)
+			"%s, and moving the table back to %s failed: %v", AsError(cause).Message, cur.MetadataLocation, err)
 	}
 	return cause
 }
@@ -53,11 +53,11 @@ func chainBreak(cur, next *loaded) string {
 		return "the uniform metadata belongs to another table (uuid " + next.Metadata.TableUUID().String() + ")"
 	}
 	for e := range next.Metadata.PreviousFiles() {
-		if e.MetadataFile == cur.Location {
+		if e.MetadataFile == cur.MetadataLocation {
 			return ""
 		}
 	}
-	return "the uniform metadata " + next.Location + " does not descend from the current metadata " + cur.Location
+	return "the uniform metadata " + next.MetadataLocation + " does not descend from the current metadata " + cur.MetadataLocation
 }
 
 // Credentials answers getTableCredentials: what the catalog vends for the
@@ -93,7 +93,7 @@ var credentialKeys = map[string]string{
 // expiryKeys are where Iceberg catalogs state a credential's expiry (ms).
 var expiryKeys = []string{"s3.session-token-expires-at-ms", "gcs.oauth2.token-expires-at", "adls.sas-token-expires-at-ms"}
 
-func (s *Service) deltaCredentials(creds []StorageCredential, op string) []StorageCredentialOut {
+func (s *Service) deltaCredentials(creds []translate.StorageCredential, op string) []StorageCredentialOut {
 	out := []StorageCredentialOut{}
 	for _, c := range creds {
 		cfg := map[string]string{}

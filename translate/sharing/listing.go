@@ -11,6 +11,8 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/catalog/rest"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakegate/lakegate/translate"
 )
 
 type shareItem struct {
@@ -234,7 +236,12 @@ func (s *Server) pageStart(rt Route, token string, keys []string) (int, *Error) 
 
 // backendError maps an Iceberg client error to the protocol's model.
 func backendError(err error) *Error {
+	var cfg *translate.ConfigError
 	switch {
+	case errors.As(err, &cfg) && cfg.Status == http.StatusServiceUnavailable:
+		return Errorf(http.StatusServiceUnavailable, CodeUnavailable, "the catalog is unavailable: %v", err)
+	case errors.Is(err, translate.ErrNoCatalog):
+		return notFound("%v", err)
 	case errors.Is(err, catalog.ErrNoSuchTable), errors.Is(err, catalog.ErrNoSuchNamespace):
 		return notFound("%v", err)
 	case errors.Is(err, rest.ErrServiceUnavailable):

@@ -3,10 +3,7 @@ package sharing
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"io"
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/apache/iceberg-go"
@@ -92,17 +89,6 @@ type loaded struct {
 	props  iceberg.Properties
 }
 
-// loadResult is the part of the spec's LoadTableResult we need.
-type loadResult struct {
-	MetadataLocation string             `json:"metadata-location"`
-	Metadata         json.RawMessage    `json:"metadata"`
-	Config           iceberg.Properties `json:"config"`
-	Credentials      []struct {
-		Prefix string            `json:"prefix"`
-		Config map[string]string `json:"config"`
-	} `json:"storage-credentials"`
-}
-
 // load runs LoadTable through the catalog's pipeline (so it is served
 // from the LoadTable cache when fresh), asking for vended credentials.
 // It calls the pipeline directly rather than through rest.Catalog because
@@ -147,36 +133,22 @@ func plannerFor(p Planning, cl *rest.Catalog) table.CatalogIO {
 	return cl
 }
 
-func (s *Server) loadRaw(ctx context.Context, t Target) (*loadResult, *Error) {
-	rt, ok := s.Catalogs.Transport(t.Catalog)
-	if !ok {
-		return nil, notFound("catalog %q of table %q is not served", t.Catalog, t.Table)
-	}
-	ns, err := s.Catalogs.NamespacePath(ctx, t.Catalog, t.Namespace)
+var vendedCredentials = http.Header{"X-Iceberg-Access-Delegation": {"vended-credentials"}}
+
+func (s *Server) loadRaw(ctx context.Context, t Target) (*translate.LoadResult, *Error) {
+	cl, err := s.Catalogs.Client(ctx, t.Catalog)
 	if err != nil {
 		return nil, backendError(err)
 	}
-	path := fmt.Sprintf("%s/v1/%s/namespaces/%s/tables/%s", translate.BaseURL,
-		url.PathEscape(t.Catalog), ns, url.PathEscape(t.IcebergTable))
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, path, nil)
-	if err != nil {
-		return nil, Errorf(http.StatusInternalServerError, CodeInternal, "%v", err)
-	}
-	hreq.Header.Set("X-Iceberg-Access-Delegation", "vended-credentials")
-	resp, err := rt.RoundTrip(hreq)
+	resp, err := cl.Do(ctx, http.MethodGet, cl.TablesPath(t.Namespace, t.IcebergTable, ""), nil, vendedCredentials)
 	if err != nil {
 		return nil, backendError(err)
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, backendError(err)
+	if resp.Status != http.StatusOK {
+		return nil, loadStatusError(resp.Status, resp.Body, t)
 	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, loadStatusError(resp.StatusCode, body, t)
-	}
-	var res loadResult
-	if err := json.Unmarshal(body, &res); err != nil {
+	var res translate.LoadResult
+	if err := json.Unmarshal(resp.Body, &res); err != nil {
 		return nil, Errorf(http.StatusBadGateway, CodeInternal, "the catalog returned an unreadable LoadTable answer: %v", err)
 	}
 	return &res, nil
