@@ -2,7 +2,6 @@ package fileurl
 
 import (
 	"context"
-	"crypto/hmac"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,7 +13,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+
+	"github.com/lakegate/lakegate/translate/sharing/fileurl/s3test"
 )
 
 func baseProps() map[string]string {
@@ -181,7 +181,7 @@ func TestPresignS3VerifiesEndToEnd(t *testing.T) {
 	props := with(baseProps(), PropS3SessionToken, "session-tok")
 	creds := aws.Credentials{AccessKeyID: props[PropS3AccessKeyID], SecretAccessKey: props[PropS3SecretAccessKey], SessionToken: "session-tok"}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := verifySigV4(r, creds, props[PropS3Region]); err != "" {
+		if err := s3test.VerifyPresigned(r, creds, props[PropS3Region]); err != "" {
 			http.Error(w, err, http.StatusForbidden)
 			return
 		}
@@ -219,35 +219,4 @@ func get(t *testing.T, u string) (string, int) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return string(b), resp.StatusCode
-}
-
-// verifySigV4 recomputes a presigned request's signature with the SDK's v4
-// signer, from the raw request line, and returns a reason on mismatch.
-func verifySigV4(r *http.Request, creds aws.Credentials, region string) string {
-	q := r.URL.Query()
-	got := q.Get("X-Amz-Signature")
-	q.Del("X-Amz-Signature")
-	at, err := time.Parse("20060102T150405Z", q.Get("X-Amz-Date"))
-	if err != nil {
-		return "bad X-Amz-Date"
-	}
-	secs, _ := strconv.Atoi(q.Get("X-Amz-Expires"))
-	if time.Now().After(at.Add(time.Duration(secs) * time.Second)) {
-		return "expired"
-	}
-	rawPath, _, _ := strings.Cut(r.RequestURI, "?")
-	req, err := http.NewRequest(http.MethodGet, "http://"+r.Host+rawPath+"?"+q.Encode(), nil)
-	if err != nil {
-		return err.Error()
-	}
-	signed, _, err := v4.NewSigner().PresignHTTP(context.Background(), creds, req, "UNSIGNED-PAYLOAD", "s3", region, at,
-		func(o *v4.SignerOptions) { o.DisableURIPathEscaping = true }) // S3 signs the path as sent
-	if err != nil {
-		return err.Error()
-	}
-	su, _ := url.Parse(signed)
-	if !hmac.Equal([]byte(su.Query().Get("X-Amz-Signature")), []byte(got)) {
-		return "signature mismatch"
-	}
-	return ""
 }
