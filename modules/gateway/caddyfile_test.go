@@ -68,17 +68,23 @@ func get(t *testing.T, url string) (int, map[string]any) {
 	return resp.StatusCode, body
 }
 
-// The repository's root Caddyfile runs the gateway on its embedded
-// default, serves /v1/config, and keeps its data across a restart.
-func TestRootCaddyfileServesAndSurvivesRestart(t *testing.T) {
-	addr, data := freeAddr(t), t.TempDir()
+// rootCaddyfile is the repository's Caddyfile adapted for a test: its own
+// address, data directory and admin port, and the repository's policies.
+func rootCaddyfile(t *testing.T) (addr, data string, cfg []byte) {
+	addr, data = freeAddr(t), t.TempDir()
 	t.Setenv("LAKEGATE_ADDR", addr)
 	t.Setenv("LAKEGATE_DATA", data)
 	t.Setenv("LAKEGATE_POLICIES", "../../policies")
 	t.Setenv("LAKEGATE_ADMIN_PORT", strings.Split(freeAddr(t), ":")[1])
 	caddyfile, err := os.ReadFile("../../Caddyfile")
 	require.NoError(t, err)
-	cfg := adapt(t, caddyfile)
+	return addr, data, adapt(t, caddyfile)
+}
+
+// The repository's root Caddyfile runs the gateway on its embedded
+// default, serves /v1/config, and keeps its data across a restart.
+func TestRootCaddyfileServesAndSurvivesRestart(t *testing.T) {
+	addr, data, cfg := rootCaddyfile(t)
 	base := "http://" + addr
 
 	startCaddy(t, cfg)

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -394,14 +393,8 @@ func TestDeltaBadRequestsThroughGateway(t *testing.T) {
 // the demo policy: the Delta delete of a table named "protected" is denied
 // in the Delta error model.
 func TestDeltaRootCaddyfile(t *testing.T) {
-	addr, data := freeAddr(t), t.TempDir()
-	t.Setenv("LAKEGATE_ADDR", addr)
-	t.Setenv("LAKEGATE_DATA", data)
-	t.Setenv("LAKEGATE_POLICIES", "../../policies")
-	t.Setenv("LAKEGATE_ADMIN_PORT", strings.Split(freeAddr(t), ":")[1])
-	caddyfile, err := os.ReadFile("../../Caddyfile")
-	require.NoError(t, err)
-	base := serveOn(t, addr, adapt(t, caddyfile))
+	addr, data, caddyCfg := rootCaddyfile(t)
+	base := serveOn(t, addr, caddyCfg)
 	code, cfg := call(t, http.MethodGet, base+deltaAPI+"/config?catalog=local&protocol-versions=1.0", nil)
 	require.Equal(t, http.StatusOK, code, "%v", cfg)
 	require.NoError(t, gatewayClient(t, base, "local").CreateNamespace(context.Background(), table.Identifier{"sales"}, nil))
