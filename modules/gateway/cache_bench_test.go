@@ -1,7 +1,6 @@
 package gateway_test
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,17 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
 	"github.com/lakegate/lakegate/cache/redistest"
-	"github.com/lakegate/lakegate/upstream/embedded"
-	"github.com/lakegate/lakegate/upstream/embedded/embeddedtest"
 )
-
-// cacheBenchSnapshots is how many appends (hence snapshots) each
-// benchmarked table holds: LoadTable returns them all.
-const cacheBenchSnapshots = 32
 
 // cacheBenchParallelism × GOMAXPROCS closed-loop clients per target.
 const cacheBenchParallelism = 8
@@ -40,24 +32,8 @@ const cacheBenchParallelism = 8
 // status and Lakegate-Cache header are checked; "unexpected/op" counts
 // the ones that were not the hit the sub-benchmark is about.
 func BenchmarkCachedLoadTable(b *testing.B) {
-	ctx := context.Background()
-	backend := embeddedtest.Serve(b, embeddedtest.Config(b, embedded.SQLite))
-	cat := embeddedtest.Client(b, backend.URL)
-	require.NoError(b, cat.CreateNamespace(ctx, table.Identifier{"bench"}, nil))
-	tbl, err := cat.CreateTable(ctx, table.Identifier{"bench", "events"}, embeddedtest.EventSchema)
-	require.NoError(b, err)
-	for i := int64(0); i < cacheBenchSnapshots; i++ {
-		data, _ := embeddedtest.Batch(b, tbl, i*10, i*10+10)
-		tbl, err = tbl.AppendTable(ctx, data, 16, nil)
-		data.Release()
-		require.NoError(b, err)
-	}
-	require.GreaterOrEqual(b, len(tbl.Metadata().Snapshots()), cacheBenchSnapshots)
-
-	client := &http.Client{Transport: &http.Transport{
-		MaxIdleConns: 256, MaxIdleConnsPerHost: 256, IdleConnTimeout: 90 * time.Second,
-	}}
-	b.Cleanup(client.CloseIdleConnections)
+	backend := benchBackend(b)
+	client := benchClient(b)
 
 	path := "/namespaces/bench/tables/events"
 	directURL := backend.URL + "/v1/" + backend.Catalog.Name() + path
