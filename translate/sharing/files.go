@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"time"
 
 	"github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
@@ -104,13 +103,12 @@ func limited(tasks []table.FileScanTask, limit int64) []table.FileScanTask {
 
 // file describes one data file with a fresh URL.
 func (rs *response) file(ctx context.Context, df iceberg.DataFile, sch *iceberg.Schema, v version) (actions.File, *Error) {
-	u, err := rs.s.fileURL(ctx, rs.l, rs.req.FilesBase, df.FilePath(), rs.exp)
+	u, err := rs.fileURL(ctx, df.FilePath())
 	if err != nil {
 		return actions.File{}, Errorf(http.StatusInternalServerError, CodeInternal, "cannot hand out a URL for a file of table %q: %v", rs.l.target.Table, err)
 	}
-	meta := rs.l.tbl.Metadata()
-	spec := meta.PartitionSpecByID(int(df.SpecID()))
-	if spec == nil || declaredSpec(meta, sch).IsUnpartitioned() {
+	spec := rs.l.tbl.Metadata().PartitionSpecByID(int(df.SpecID()))
+	if spec == nil || !rs.partitioned {
 		spec = iceberg.UnpartitionedSpec
 	}
 	rs.files++
@@ -121,19 +119,25 @@ func (rs *response) file(ctx context.Context, df iceberg.DataFile, sch *iceberg.
 	return f, nil
 }
 
-// fileURL is the URL a recipient downloads a file at: a presigned S3 URL,
-// or for a local-filesystem warehouse lakegate's own signed URL.
-func (s *Server) fileURL(ctx context.Context, l *loaded, filesBase, path string, exp time.Time) (string, error) {
+// fileURL is the URL a recipient downloads a file at: a presigned S3 URL
+// (one presigner per answer, built on first use), or for a
+// local-filesystem warehouse lakegate's own signed URL.
+func (rs *response) fileURL(ctx context.Context, path string) (string, error) {
 	u, err := url.Parse(path)
 	if err != nil {
 		return "", err
 	}
 	switch u.Scheme {
 	case "", "file":
-		local := fileurl.Local{Sealer: s.Sealer, BaseURL: filesBase}
-		return local.URL(path, l.tbl.Location(), exp)
+		local := fileurl.Local{Sealer: rs.s.Sealer, BaseURL: rs.req.FilesBase}
+		return local.URL(path, rs.l.tbl.Location(), rs.exp)
 	case "s3", "s3a", "s3n":
-		return fileurl.PresignS3(ctx, l.props, path, s.lifetime())
+		if rs.presigner == nil {
+			if rs.presigner, err = fileurl.NewS3Presigner(rs.l.props); err != nil {
+				return "", err
+			}
+		}
+		return rs.presigner.Presign(ctx, path, rs.s.lifetime())
 	}
 	return "", fmt.Errorf("lakegate cannot hand out URLs for %s:// storage", u.Scheme)
 }

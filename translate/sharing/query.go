@@ -14,6 +14,7 @@ import (
 
 	"github.com/lakegate/lakegate/translate/schema"
 	"github.com/lakegate/lakegate/translate/sharing/actions"
+	"github.com/lakegate/lakegate/translate/sharing/fileurl"
 )
 
 // VersionHeader carries the table version on version, metadata, query
@@ -141,8 +142,12 @@ type response struct {
 	exp     time.Time
 	format  actions.Format
 	version int64
-	lines   bytes.Buffer
-	files   int
+	// partitioned: the metadata line declares partition columns, so file
+	// lines carry partition values.
+	partitioned bool
+	presigner   *fileurl.S3Presigner
+	lines       bytes.Buffer
+	files       int
 }
 
 func (rs *response) add(b []byte, err error) *Error {
@@ -208,6 +213,7 @@ func (rs *response) header(v version) *Error {
 	}
 	rs.format, rs.version = f, v.V
 	t := tableInfo(rs.l, v, sch)
+	rs.partitioned = !t.Spec.IsUnpartitioned()
 	if err := rs.add(actions.Protocol(f, t)); err != nil {
 		return err
 	}

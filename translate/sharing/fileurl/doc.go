@@ -6,7 +6,7 @@
 // remain, so lifetimes must comfortably exceed that (lakegate defaults to
 // DefaultLifetime). Two back ends are provided:
 //
-//   - S3Presigner / PresignS3: SigV4 presigned GetObject URLs built only from
+//   - S3Presigner: SigV4 presigned GetObject URLs built only from
 //     the table's own FileIO properties (never the host's credential chain).
 //   - Local: tables on a local file system are served by lakegate itself
 //     through URLs that carry an HMAC-sealed token (see Sealer) binding the

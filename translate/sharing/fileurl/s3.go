@@ -55,16 +55,6 @@ func NewS3Presigner(props map[string]string) (*S3Presigner, error) {
 	return &S3Presigner{client: s3.NewPresignClient(s3.New(opts))}, nil
 }
 
-// PresignS3 is a one-shot convenience wrapper around NewS3Presigner and
-// Presign.
-func PresignS3(ctx context.Context, props map[string]string, fileURI string, lifetime time.Duration) (string, error) {
-	p, err := NewS3Presigner(props)
-	if err != nil {
-		return "", err
-	}
-	return p.Presign(ctx, fileURI, lifetime)
-}
-
 // Presign returns a GET URL for fileURI (s3://, s3a:// or s3n://) valid for
 // lifetime, which must be between one second and MaxS3Lifetime.
 func (p *S3Presigner) Presign(ctx context.Context, fileURI string, lifetime time.Duration) (string, error) {

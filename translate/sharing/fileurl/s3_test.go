@@ -77,7 +77,7 @@ func TestPresignS3(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			raw, err := PresignS3(ctx, c.props, c.uri, c.lifetime)
+			raw, err := presign(ctx, c.props, c.uri, c.lifetime)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -143,7 +143,7 @@ func TestPresignS3Errors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			u, err := PresignS3(ctx, c.props, c.uri, c.lifetime)
+			u, err := presign(ctx, c.props, c.uri, c.lifetime)
 			if err == nil {
 				t.Fatalf("got URL %q, want error", u)
 			}
@@ -162,10 +162,10 @@ func TestPresignS3IgnoresAmbientCredentials(t *testing.T) {
 	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDFROMENV")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "secretfromenv")
 	t.Setenv("AWS_REGION", "ap-south-1")
-	if _, err := PresignS3(context.Background(), map[string]string{PropS3Region: "us-east-1"}, "s3://b/k", time.Hour); err == nil {
+	if _, err := presign(context.Background(), map[string]string{PropS3Region: "us-east-1"}, "s3://b/k", time.Hour); err == nil {
 		t.Fatal("fell back to environment credentials")
 	}
-	u, err := PresignS3(context.Background(), baseProps(), "s3://b/k", time.Hour)
+	u, err := presign(context.Background(), baseProps(), "s3://b/k", time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,4 +219,13 @@ func get(t *testing.T, u string) (string, int) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return string(b), resp.StatusCode
+}
+
+// presign builds a presigner from props and presigns uri with it.
+func presign(ctx context.Context, props map[string]string, uri string, lifetime time.Duration) (string, error) {
+	p, err := NewS3Presigner(props)
+	if err != nil {
+		return "", err
+	}
+	return p.Presign(ctx, uri, lifetime)
 }
