@@ -94,17 +94,9 @@ func (s *Server) listSchemas(ctx context.Context, w http.ResponseWriter, r *http
 
 // listTables serves both table listings: one schema, or the whole share.
 func (s *Server) listTables(ctx context.Context, w http.ResponseWriter, r *http.Request, req Request) *Error {
-	sh, err := s.share(ctx, req)
+	sh, schemas, err := s.listedSchemas(ctx, req)
 	if err != nil {
 		return err
-	}
-	schemas := sh.Schemas
-	if req.Route.Op == OpListTables {
-		_, sc, err := s.schema(ctx, req)
-		if err != nil {
-			return err
-		}
-		schemas = []Schema{*sc}
 	}
 	var keys []string
 	byKey := map[string]tableItem{}
@@ -122,6 +114,23 @@ func (s *Server) listTables(ctx context.Context, w http.ResponseWriter, r *http.
 		}
 	}
 	return page(s, w, r, req.Route, keys, func(k string) tableItem { return byKey[k] })
+}
+
+// listedSchemas is the route's share and the schemas a table listing
+// covers: the one named, or all of them (all-tables).
+func (s *Server) listedSchemas(ctx context.Context, req Request) (*Share, []Schema, *Error) {
+	if req.Route.Op == OpListTables {
+		sh, sc, err := s.schema(ctx, req)
+		if err != nil {
+			return nil, nil, err
+		}
+		return sh, []Schema{*sc}, nil
+	}
+	sh, err := s.share(ctx, req)
+	if err != nil {
+		return nil, nil, err
+	}
+	return sh, sh.Schemas, nil
 }
 
 // schemaTables is every table of a schema: those named one by one, then
