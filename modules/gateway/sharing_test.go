@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -230,12 +231,22 @@ func (r reply) version(t testing.TB) int64 {
 // fileRows downloads one file URL and reads its rows with arrow-go:
 // by parquet field id (delta format: column mapping mode id) or by name.
 func fileRows(t testing.TB, url string, byID bool) []order {
+	return parquetRows(t, download(t, url), byID)
+}
+
+// download GETs one file URL.
+func download(t testing.TB, url string) []byte {
 	resp, err := http.Get(url)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	data, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
+	return data
+}
+
+// parquetRows reads a Parquet file's orders with arrow-go.
+func parquetRows(t testing.TB, data []byte, byID bool) []order {
 	tbl, err := pqarrow.ReadTable(context.Background(), bytes.NewReader(data),
 		parquet.NewReaderProperties(memory.DefaultAllocator), pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
 	require.NoError(t, err)
@@ -349,14 +360,19 @@ func TestSharingEndToEnd(t *testing.T) {
 		var rows []order
 		for _, l := range r.lines(t)[2:] {
 			f := l["file"].(map[string]any)
-			u, pv := f["url"], f["partitionValues"]
-			if add, ok := f["deltaSingleAction"].(map[string]any); ok {
-				a := add["add"].(map[string]any)
-				u, pv = a["path"], a["partitionValues"]
+			desc := f // parquet format: url, size, stats on the file line
+			if act, ok := f["deltaSingleAction"].(map[string]any); ok {
+				desc = act["add"].(map[string]any) // delta format: an add action
+				desc["url"] = desc["path"]
 			}
-			got := fileRows(t, u.(string), byID)
+			data := download(t, desc["url"].(string))
+			got := parquetRows(t, data, byID)
+			assert.EqualValues(t, len(data), desc["size"], "size is the file's")
+			var stats struct{ NumRecords int }
+			require.NoError(t, json.Unmarshal([]byte(desc["stats"].(string)), &stats))
+			assert.Equal(t, len(got), stats.NumRecords, "stats count the file's rows")
 			for _, row := range got {
-				assert.Equal(t, row.Region, pv.(map[string]any)["region"], "partition values match the rows")
+				assert.Equal(t, row.Region, desc["partitionValues"].(map[string]any)["region"], "partition values match the rows")
 			}
 			rows = append(rows, got...)
 		}
@@ -369,6 +385,19 @@ func TestSharingEndToEnd(t *testing.T) {
 		assert.Equal(t, sortOrders(states[3]), readAll(t, r, true))
 		r = c.do("POST", "/shares/demo/schemas/extra/tables/orders_copy/query", delta, "")
 		assert.Equal(t, sortOrders(states[3]), readAll(t, r, true), "a table shared by name reads the same")
+
+		ids := func(r reply) []string {
+			var out []string
+			for _, l := range r.lines(t)[2:] {
+				out = append(out, l["file"].(map[string]any)["id"].(string))
+			}
+			sort.Strings(out)
+			return out
+		}
+		first := ids(c.do("POST", "/shares/demo/schemas/sales/tables/orders/query", delta, "{}"))
+		assert.NotEmpty(t, first)
+		assert.Equal(t, len(first), len(slices.Compact(slices.Clone(first))), "one id per file")
+		assert.Equal(t, first, ids(c.do("POST", "/shares/demo/schemas/sales/tables/orders/query", delta, "{}")), "file ids are stable")
 	})
 
 	history := tbl.Metadata().Snapshots()
