@@ -9,12 +9,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -224,7 +226,7 @@ func (r reply) lines(t testing.TB) []map[string]any {
 
 func (r reply) version(t testing.TB) int64 {
 	v, err := strconv.ParseInt(r.header.Get("Delta-Table-Version"), 10, 64)
-	require.NoError(t, err, "Delta-Table-Version %q", r.header.Get("Delta-Table-Version"))
+	require.NoError(t, err, "Delta-Table-Version %q (status %d: %s)", r.header.Get("Delta-Table-Version"), r.status, r.body)
 	return v
 }
 
@@ -368,9 +370,17 @@ func TestSharingEndToEnd(t *testing.T) {
 			data := download(t, desc["url"].(string))
 			got := parquetRows(t, data, byID)
 			assert.EqualValues(t, len(data), desc["size"], "size is the file's")
-			var stats struct{ NumRecords int }
+			var stats struct {
+				NumRecords int
+				MinValues  struct{ ID int64 }
+				MaxValues  struct{ ID int64 }
+			}
 			require.NoError(t, json.Unmarshal([]byte(desc["stats"].(string)), &stats))
 			assert.Equal(t, len(got), stats.NumRecords, "stats count the file's rows")
+			for _, row := range got {
+				assert.True(t, stats.MinValues.ID <= row.ID && row.ID <= stats.MaxValues.ID,
+					"id %d within the stats' bounds [%d, %d]", row.ID, stats.MinValues.ID, stats.MaxValues.ID)
+			}
 			for _, row := range got {
 				assert.Equal(t, row.Region, desc["partitionValues"].(map[string]any)["region"], "partition values match the rows")
 			}
@@ -675,4 +685,51 @@ func TestSharingMultiLevelNamespace(t *testing.T) {
 	}
 	r := c.do("GET", "/shares/deep/all-tables", nil, "")
 	assert.Len(t, r.json(t)["items"], 2)
+}
+
+// The backend's server-side planning and lakegate's own planner list the
+// same files with the same sizes, partition values and column stats; in
+// auto mode the backend plans (one plan request per query).
+func TestSharingPlanningModes(t *testing.T) {
+	cat, err := embedded.Open(context.Background(), embeddedtest.Config(t, embedded.SQLite), nil)
+	require.NoError(t, err)
+	var plans atomic.Int64
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/plan") {
+			plans.Add(1)
+		}
+		cat.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() { backend.Close(); _ = cat.Close() })
+	addr := freeAddr(t)
+	app := map[string]any{"catalogs": []any{remote("lake", backend.URL, nil)}}
+	base := serveOn(t, addr, caddyJSONHandlers(t, addr, app,
+		sharingHandler(map[string]any{"planning": "auto"}),
+		sharingHandler(map[string]any{"planning": "local", "prefix": "/local"}),
+		map[string]any{"handler": "lakegate_iceberg"}))
+	writeOrders(t, base)
+
+	delta := map[string]string{"delta-sharing-capabilities": "responseformat=delta"}
+	files := func(prefix string) map[string]map[string]any {
+		r := clientFromProfile(t, base+prefix, recipientToken).do("POST", "/shares/demo/schemas/sales/tables/orders/query", delta, "{}")
+		require.Equal(t, 200, r.status, "%s", r.body)
+		out := map[string]map[string]any{}
+		for _, l := range r.lines(t)[2:] {
+			f := l["file"].(map[string]any)
+			add := f["deltaSingleAction"].(map[string]any)["add"].(map[string]any)
+			delete(add, "path") // the URLs differ by front door
+			out[f["id"].(string)] = add
+		}
+		return out
+	}
+	plans.Store(0)
+	byBackend := files("/delta-sharing")
+	assert.EqualValues(t, 1, plans.Load(), "auto: the backend plans")
+	byLakegate := files("/local")
+	assert.EqualValues(t, 1, plans.Load(), "local: lakegate plans, the backend is not asked")
+	require.NotEmpty(t, byBackend)
+	assert.Equal(t, byLakegate, byBackend)
+	for id, add := range byBackend {
+		assert.Contains(t, add["stats"], `"minValues"`, "file %s: bounds from the backend's plan", id)
+	}
 }

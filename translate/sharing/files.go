@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"sort"
 
 	"github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
@@ -24,14 +25,16 @@ func (s *Server) planFiles(ctx context.Context, l *loaded, v version, q QueryReq
 	if v.Snap == nil {
 		return nil, nil
 	}
-	opts := []table.ScanOption{table.WithSnapshotID(v.Snap.SnapshotID)}
-	if f := filterOf(q, schemaAt(l.tbl.Metadata(), v)); f != nil {
-		opts = append(opts, table.WithRowFilter(f))
+	sch := schemaAt(l.tbl.Metadata(), v)
+	filter := filterOf(q, sch)
+	tasks, err := s.remotePlan(ctx, l, v, sch, filter)
+	if err == nil && tasks == nil {
+		opts := []table.ScanOption{table.WithSnapshotID(v.Snap.SnapshotID)}
+		if filter != nil {
+			opts = append(opts, table.WithRowFilter(filter))
+		}
+		tasks, err = l.tbl.Scan(opts...).PlanFiles(ctx)
 	}
-	if s.Planning != PlanLocal {
-		opts = append(opts, table.WithScanPlanningMode(table.ScanPlanningAuto))
-	}
-	tasks, err := l.tbl.Scan(opts...).PlanFiles(ctx)
 	if err != nil {
 		return nil, Errorf(http.StatusBadGateway, CodeInternal, "planning the files of table %q failed: %v", l.target.Table, err)
 	}
@@ -42,6 +45,57 @@ func (s *Server) planFiles(ctx context.Context, l *loaded, v version, q QueryReq
 		tasks = limited(tasks, *q.LimitHint)
 	}
 	return tasks, nil
+}
+
+// remotePlan asks the backend to plan (nil tasks when planning is local or
+// the backend offers no planning). It calls the REST client's planner
+// itself rather than through table.Scan, which asks for no column stats:
+// file lines need every column's bounds and null counts.
+func (s *Server) remotePlan(ctx context.Context, l *loaded, v version, sch *iceberg.Schema, filter iceberg.BooleanExpression) ([]table.FileScanTask, error) {
+	if s.Planning == PlanLocal {
+		return nil, nil
+	}
+	cl, err := s.Catalogs.Open(ctx, l.target.Catalog)
+	if err != nil || !cl.SupportsRemoteScanPlanning() {
+		return nil, err
+	}
+	if filter == nil {
+		filter = iceberg.AlwaysTrue{}
+	}
+	// Names (filter, stats fields) are the version's own schema's.
+	caseSensitive, snapshotSchema, id := true, true, v.Snap.SnapshotID
+	res, err := cl.PlanFiles(ctx, table.ScanPlanningRequest{
+		Identifier: l.target.identifier(), Metadata: l.tbl.Metadata(), Schema: sch,
+		MetadataLocation: l.tbl.MetadataLocation(), FileIOProperties: l.props,
+		SnapshotID: &id, RowFilter: filter, StatsFields: statsFields(sch),
+		CaseSensitive: &caseSensitive, UseSnapshotSchema: &snapshotSchema,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if res.IO != nil {
+		_ = res.IO.Close() // lakegate reads no file of the plan
+	}
+	if res.Tasks == nil {
+		res.Tasks = []table.FileScanTask{}
+	}
+	return res.Tasks, nil
+}
+
+// statsFields names every primitive column, so the backend sends their
+// bounds and counts.
+func statsFields(sch *iceberg.Schema) []string {
+	fields, _ := iceberg.IndexByID(sch)
+	var out []string
+	for id, f := range fields {
+		if _, ok := f.Type.(iceberg.PrimitiveType); ok {
+			if name, ok := sch.FindColumnName(id); ok {
+				out = append(out, name)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // filterOf turns the hints into one Iceberg filter; hints that cannot be

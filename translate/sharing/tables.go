@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/apache/iceberg-go"
-	"github.com/apache/iceberg-go/catalog/rest"
 	iceio "github.com/apache/iceberg-go/io"
 	// iceberg-go (since v0.7) opens s3:// paths only once this is linked:
 	// shared tables on S3 are read (metadata, manifests) through it.
@@ -94,10 +93,6 @@ type loaded struct {
 // It calls the pipeline directly rather than through rest.Catalog because
 // presigning needs the FileIO properties the response carries.
 func (s *Server) load(ctx context.Context, t Target) (*loaded, *Error) {
-	cl, err := s.Catalogs.Open(ctx, t.Catalog)
-	if err != nil {
-		return nil, backendError(err)
-	}
 	res, rerr := s.loadRaw(ctx, t)
 	if rerr != nil {
 		return nil, rerr
@@ -120,17 +115,8 @@ func (s *Server) load(ctx context.Context, t Target) (*loaded, *Error) {
 			}
 		}
 	}
-	tbl := table.New(t.identifier(), meta, res.MetadataLocation, iceio.LoadFSFunc(props, res.MetadataLocation), plannerFor(s.Planning, cl))
+	tbl := table.New(t.identifier(), meta, res.MetadataLocation, iceio.LoadFSFunc(props, res.MetadataLocation), nil)
 	return &loaded{target: t, tbl: tbl, props: props}, nil
-}
-
-// plannerFor is the catalog to plan scans with: the REST client (which
-// plans server-side when the backend offers it) or none (local planning).
-func plannerFor(p Planning, cl *rest.Catalog) table.CatalogIO {
-	if p == PlanLocal {
-		return nil
-	}
-	return cl
 }
 
 var vendedCredentials = http.Header{"X-Iceberg-Access-Delegation": {"vended-credentials"}}
