@@ -3,10 +3,6 @@ package gateway_test
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
-	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -18,7 +14,6 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lakegate/lakegate/upstream/embedded"
 	"github.com/lakegate/lakegate/upstream/embedded/embeddedtest"
 )
 
@@ -28,24 +23,7 @@ const benchFiles = 1000
 // files, its files planned by the backend (server-side scan planning,
 // planning auto) or by lakegate over the manifests (planning local).
 func BenchmarkSharingQuery(b *testing.B) {
-	cat, err := embedded.Open(context.Background(), embeddedtest.Config(b, embedded.SQLite), nil)
-	require.NoError(b, err)
-	var plans atomic.Int64
-	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/plan") {
-			plans.Add(1)
-		}
-		cat.ServeHTTP(w, r)
-	}))
-	b.Cleanup(func() { backend.Close(); _ = cat.Close() })
-
-	// One gateway (Caddy is one per process), one front door per mode.
-	addr := freeAddr(b)
-	app := map[string]any{"catalogs": []any{remote("lake", backend.URL, nil)}}
-	base := serveOn(b, addr, caddyJSONHandlers(b, addr, app,
-		sharingHandler(map[string]any{"planning": "auto", "prefix": "/auto"}),
-		sharingHandler(map[string]any{"planning": "local", "prefix": "/local"}),
-		map[string]any{"handler": "lakegate_iceberg"}))
+	base, plans := planningGateway(b)
 	writeManyFiles(b, base)
 	for _, mode := range []string{"auto", "local"} {
 		b.Run("planning="+mode, func(b *testing.B) {

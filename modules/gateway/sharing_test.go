@@ -687,13 +687,14 @@ func TestSharingMultiLevelNamespace(t *testing.T) {
 	assert.Len(t, r.json(t)["items"], 2)
 }
 
-// The backend's server-side planning and lakegate's own planner list the
-// same files with the same sizes, partition values and column stats; in
-// auto mode the backend plans (one plan request per query).
-func TestSharingPlanningModes(t *testing.T) {
+// planningGateway serves the tests' shares twice over one embedded backend
+// (Caddy is one per process): at /auto, planned by the backend when it
+// can, and at /local, planned by lakegate. plans counts the backend's
+// plan requests.
+func planningGateway(t testing.TB) (base string, plans *atomic.Int64) {
 	cat, err := embedded.Open(context.Background(), embeddedtest.Config(t, embedded.SQLite), nil)
 	require.NoError(t, err)
-	var plans atomic.Int64
+	plans = new(atomic.Int64)
 	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/plan") {
 			plans.Add(1)
@@ -703,10 +704,17 @@ func TestSharingPlanningModes(t *testing.T) {
 	t.Cleanup(func() { backend.Close(); _ = cat.Close() })
 	addr := freeAddr(t)
 	app := map[string]any{"catalogs": []any{remote("lake", backend.URL, nil)}}
-	base := serveOn(t, addr, caddyJSONHandlers(t, addr, app,
-		sharingHandler(map[string]any{"planning": "auto"}),
+	return serveOn(t, addr, caddyJSONHandlers(t, addr, app,
+		sharingHandler(map[string]any{"planning": "auto", "prefix": "/auto"}),
 		sharingHandler(map[string]any{"planning": "local", "prefix": "/local"}),
-		map[string]any{"handler": "lakegate_iceberg"}))
+		map[string]any{"handler": "lakegate_iceberg"})), plans
+}
+
+// The backend's server-side planning and lakegate's own planner list the
+// same files with the same sizes, partition values and column stats; in
+// auto mode the backend plans (one plan request per query).
+func TestSharingPlanningModes(t *testing.T) {
+	base, plans := planningGateway(t)
 	writeOrders(t, base)
 
 	delta := map[string]string{"delta-sharing-capabilities": "responseformat=delta"}
@@ -723,7 +731,7 @@ func TestSharingPlanningModes(t *testing.T) {
 		return out
 	}
 	plans.Store(0)
-	byBackend := files("/delta-sharing")
+	byBackend := files("/auto")
 	assert.EqualValues(t, 1, plans.Load(), "auto: the backend plans")
 	byLakegate := files("/local")
 	assert.EqualValues(t, 1, plans.Load(), "local: lakegate plans, the backend is not asked")
