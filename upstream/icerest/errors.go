@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 )
 
 // Exception type names from the Iceberg REST spec's error model.
@@ -38,6 +39,9 @@ type Error struct {
 	Code    int    `json:"code"`
 	Type    string `json:"type"`
 	Message string `json:"message"`
+	// Allow lists the methods a 405 answer allows; WriteError sends it as
+	// the Allow header, as HTTP requires of a 405.
+	Allow []string `json:"-"`
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("%d %s: %s", e.Code, e.Type, e.Message) }
@@ -52,6 +56,9 @@ func Errorf(code int, typ, format string, args ...any) *Error {
 func WriteError(w http.ResponseWriter, r *http.Request, e *Error) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
+	if len(e.Allow) > 0 {
+		h.Set("Allow", strings.Join(e.Allow, ", "))
+	}
 	w.WriteHeader(e.Code)
 	if r != nil && r.Method == http.MethodHead {
 		return

@@ -238,8 +238,12 @@ func (rt *Route) op(method string, segs []string, ops map[string]string) *Error 
 		allowed = append(allowed, m)
 	}
 	slices.Sort(allowed) // map order is random; keep the message stable
-	return Errorf(http.StatusMethodNotAllowed, BadRequest, "method %s not allowed on /v1/%s (allowed: %s)",
+	// Iceberg clients map 405 to UnsupportedOperationException by status;
+	// the type says the same.
+	e := Errorf(http.StatusMethodNotAllowed, UnsupportedOperation, "method %s not allowed on /v1/%s (allowed: %s)",
 		method, strings.Join(segs, "/"), strings.Join(allowed, ", "))
+	e.Allow = allowed
+	return e
 }
 
 func noEndpoint(segs []string) *Error {

@@ -1,7 +1,9 @@
 package icerest
 
 import (
+	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"slices"
 	"strings"
@@ -199,18 +201,18 @@ func TestParseRouteErrors(t *testing.T) {
 		{"plan id trailing", "GET", "/v1/namespaces/ns/tables/t/plan/p/x", "", notFound, NotFound},
 		{"view trailing", "GET", "/v1/namespaces/ns/views/v/x", "", notFound, NotFound},
 
-		{"wrong method on config", "POST", "/v1/config", "", notAllowed, BadRequest},
-		{"wrong method on oauth", "GET", "/v1/oauth/tokens", "", notAllowed, BadRequest},
-		{"wrong method on namespaces", "DELETE", "/v1/namespaces", "", notAllowed, BadRequest},
-		{"wrong method on namespace", "POST", "/v1/cat/namespaces/ns", "", notAllowed, BadRequest},
-		{"wrong method on properties", "GET", "/v1/namespaces/ns/properties", "", notAllowed, BadRequest},
-		{"wrong method on table", "PUT", "/v1/namespaces/ns/tables/t", "", notAllowed, BadRequest},
-		{"lower-case method", "get", "/v1/namespaces/ns/tables/t", "", notAllowed, BadRequest},
-		{"wrong method on plan", "GET", "/v1/namespaces/ns/tables/t/plan", "", notAllowed, BadRequest},
-		{"wrong method on plan id", "POST", "/v1/namespaces/ns/tables/t/plan/p", "", notAllowed, BadRequest},
-		{"wrong method on rename", "GET", "/v1/tables/rename", "", notAllowed, BadRequest},
-		{"wrong method on transactions", "PUT", "/v1/cat/transactions/commit", "", notAllowed, BadRequest},
-		{"wrong method on view", "PATCH", "/v1/namespaces/ns/views/v", "", notAllowed, BadRequest},
+		{"wrong method on config", "POST", "/v1/config", "", notAllowed, UnsupportedOperation},
+		{"wrong method on oauth", "GET", "/v1/oauth/tokens", "", notAllowed, UnsupportedOperation},
+		{"wrong method on namespaces", "DELETE", "/v1/namespaces", "", notAllowed, UnsupportedOperation},
+		{"wrong method on namespace", "POST", "/v1/cat/namespaces/ns", "", notAllowed, UnsupportedOperation},
+		{"wrong method on properties", "GET", "/v1/namespaces/ns/properties", "", notAllowed, UnsupportedOperation},
+		{"wrong method on table", "PUT", "/v1/namespaces/ns/tables/t", "", notAllowed, UnsupportedOperation},
+		{"lower-case method", "get", "/v1/namespaces/ns/tables/t", "", notAllowed, UnsupportedOperation},
+		{"wrong method on plan", "GET", "/v1/namespaces/ns/tables/t/plan", "", notAllowed, UnsupportedOperation},
+		{"wrong method on plan id", "POST", "/v1/namespaces/ns/tables/t/plan/p", "", notAllowed, UnsupportedOperation},
+		{"wrong method on rename", "GET", "/v1/tables/rename", "", notAllowed, UnsupportedOperation},
+		{"wrong method on transactions", "PUT", "/v1/cat/transactions/commit", "", notAllowed, UnsupportedOperation},
+		{"wrong method on view", "PATCH", "/v1/namespaces/ns/views/v", "", notAllowed, UnsupportedOperation},
 
 		{"empty prefix", "GET", "/v1//namespaces", "", badRequest, BadRequest},
 		{"bad percent-encoding in prefix", "GET", "/v1/c%ZZ/namespaces", "", badRequest, BadRequest},
@@ -267,6 +269,28 @@ func TestParseRouteMethodNotAllowedMessage(t *testing.T) {
 		if !strings.Contains(first, m) {
 			t.Fatalf("405 message %q does not name %s", first, m)
 		}
+	}
+}
+
+// TestMethodNotAllowedAnswer checks the 405 a client gets: typed as an
+// unsupported operation (what Iceberg clients make of 405) with the Allow
+// header HTTP requires.
+func TestMethodNotAllowedAnswer(t *testing.T) {
+	_, err := ParseRoute("PUT", "/v1/namespaces", "")
+	if err == nil {
+		t.Fatal("PUT on namespaces parsed")
+	}
+	rec := httptest.NewRecorder()
+	WriteError(rec, httptest.NewRequest("PUT", "/v1/namespaces", nil), err)
+	if rec.Code != http.StatusMethodNotAllowed {
+		t.Fatalf("status %d, want 405", rec.Code)
+	}
+	if got := rec.Header().Get("Allow"); got != "GET, POST" {
+		t.Fatalf("Allow = %q, want \"GET, POST\"", got)
+	}
+	var body struct{ Error Error }
+	if jerr := json.Unmarshal(rec.Body.Bytes(), &body); jerr != nil || body.Error.Type != UnsupportedOperation || body.Error.Code != 405 {
+		t.Fatalf("body %s (%v), want a 405 UnsupportedOperationException", rec.Body, jerr)
 	}
 }
 
