@@ -49,8 +49,9 @@ func isTimeout(err error) bool {
 }
 
 // checkResponse vets a backend answer before it is passed on: an error
-// status must carry an Iceberg error body, a JSON success must be valid
-// JSON, and a 502/504 on a write means its outcome is unknown.
+// status must carry an Iceberg error body, a success must be valid JSON
+// carrying what the operation must return, and a 502/504 on a write means
+// its outcome is unknown.
 func checkResponse(resp *http.Response, body []byte, op string) *icerest.Error {
 	status := resp.StatusCode
 	if icerest.IsMutation(op) && (status == http.StatusBadGateway || status == http.StatusGatewayTimeout) {
@@ -58,18 +59,10 @@ func checkResponse(resp *http.Response, body []byte, op string) *icerest.Error {
 			"the backend answered %d: the write may or may not have been applied", status)
 	}
 	if status >= 400 {
-		if len(body) == 0 || isErrorModel(body) {
-			return nil
-		}
-		if icerest.IsMutation(op) && status >= 500 {
-			return icerest.Errorf(status, icerest.CommitStateUnknown,
-				"the backend answered %d with a malformed error: the write may or may not have been applied", status)
-		}
-		if status >= 500 {
-			return icerest.Errorf(http.StatusBadGateway, icerest.ServiceUnavailable,
-				"the backend answered %d with a malformed error: %s", status, snippet(body))
-		}
-		return icerest.Errorf(status, errorTypeFor(status), "the backend answered %d: %s", status, snippet(body))
+		return checkErrorResponse(resp, body, op)
+	}
+	if status < 200 || status >= 300 {
+		return nil // 304 Not Modified and friends carry no body to vet
 	}
 	if len(body) > 0 && !looksValid(body, op) {
 		if icerest.IsMutation(op) {
@@ -79,7 +72,110 @@ func checkResponse(resp *http.Response, body []byte, op string) *icerest.Error {
 		return icerest.Errorf(http.StatusBadGateway, icerest.ServiceUnavailable,
 			"the backend's answer is not valid JSON (status %d)", status)
 	}
+	if missing := missingField(body, op); missing != "" {
+		if icerest.IsMutation(op) {
+			return icerest.Errorf(http.StatusBadGateway, icerest.CommitStateUnknown,
+				"the backend answered %d to %s without %s: the write may or may not have been applied",
+				status, op, missing)
+		}
+		return icerest.Errorf(http.StatusBadGateway, icerest.ServiceUnavailable,
+			"the backend answered %d to %s without %s", status, op, missing)
+	}
 	return nil
+}
+
+// checkErrorResponse vets an error status. An Iceberg error body passes as
+// is (a HEAD answer has none to pass). A 501 means the backend does not
+// implement the operation, so nothing was applied. A write answered 5xx
+// without an error body may have been applied.
+func checkErrorResponse(resp *http.Response, body []byte, op string) *icerest.Error {
+	status := resp.StatusCode
+	if isErrorModel(body) || (len(body) == 0 && resp.Request != nil && resp.Request.Method == http.MethodHead) {
+		return nil
+	}
+	switch {
+	case status == http.StatusNotImplemented:
+		return icerest.Errorf(status, icerest.UnsupportedOperation,
+			"the backend does not implement %s: %s", op, snippet(body))
+	case icerest.IsMutation(op) && status >= 500:
+		return icerest.Errorf(status, icerest.CommitStateUnknown,
+			"the backend answered %d without an Iceberg error: the write may or may not have been applied", status)
+	case status >= 500:
+		return icerest.Errorf(http.StatusBadGateway, icerest.ServiceUnavailable,
+			"the backend answered %d without an Iceberg error: %s", status, snippet(body))
+	}
+	return icerest.Errorf(status, errorTypeFor(status), "the backend answered %d: %s", status, snippet(body))
+}
+
+// requiredFields are the top-level fields, with their JSON kind ('{'
+// object, '[' array, '"' string), that the spec requires of an
+// operation's success answer. A backend that answers success without
+// them (a 204 to createView, "updated": null) has not told the client
+// what it did.
+var requiredFields = map[string][]struct {
+	name string
+	kind byte
+}{
+	icerest.OpCreateNamespace:       {{"namespace", '['}},
+	icerest.OpLoadNamespaceMetadata: {{"namespace", '['}},
+	icerest.OpUpdateProperties:      {{"updated", '['}, {"removed", '['}},
+	icerest.OpCreateTable:           {{"metadata", '{'}},
+	icerest.OpRegisterTable:         {{"metadata", '{'}},
+	icerest.OpLoadTable:             {{"metadata", '{'}},
+	icerest.OpUpdateTable:           {{"metadata-location", '"'}, {"metadata", '{'}},
+	icerest.OpCreateView:            {{"metadata-location", '"'}, {"metadata", '{'}},
+	icerest.OpReplaceView:           {{"metadata-location", '"'}, {"metadata", '{'}},
+	icerest.OpLoadView:              {{"metadata-location", '"'}, {"metadata", '{'}},
+	icerest.OpLoadCredentials:       {{"storage-credentials", '['}},
+	icerest.OpPlanTableScan:         {{"status", '"'}},
+	icerest.OpFetchPlanningResult:   {{"status", '"'}},
+}
+
+// missingField names the first required field the answer lacks, or "".
+// Writes are decoded; reads (loadTable is the hot path) are scanned for
+// the key, which a top-level field of that kind implies.
+func missingField(body []byte, op string) string {
+	fields := requiredFields[op]
+	if len(fields) == 0 {
+		return ""
+	}
+	if !icerest.IsMutation(op) {
+		for _, f := range fields {
+			if !hasKeyOfKind(body, f.name, f.kind) {
+				return `"` + f.name + `"`
+			}
+		}
+		return ""
+	}
+	// An empty or non-object body leaves top nil: every field is missing.
+	var top map[string]json.RawMessage
+	_ = json.Unmarshal(body, &top)
+	for _, f := range fields {
+		if v := bytes.TrimSpace(top[f.name]); len(v) == 0 || v[0] != f.kind {
+			return `"` + f.name + `"`
+		}
+	}
+	return ""
+}
+
+// hasKeyOfKind reports whether body has "name": followed by a value that
+// starts with kind.
+func hasKeyOfKind(body []byte, name string, kind byte) bool {
+	key := []byte(`"` + name + `"`)
+	for rest := body; ; {
+		i := bytes.Index(rest, key)
+		if i < 0 {
+			return false
+		}
+		rest = rest[i+len(key):]
+		after := bytes.TrimLeft(rest, " \t\r\n")
+		if len(after) > 0 && after[0] == ':' {
+			v := bytes.TrimLeft(after[1:], " \t\r\n")
+			if len(v) > 0 && v[0] == kind {
+				return true
+			}
+		}
+	}
 }
 
 func isErrorModel(body []byte) bool {

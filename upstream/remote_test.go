@@ -130,11 +130,13 @@ func wantError(t *testing.T, a answer, status int, typ string) {
 }
 
 const (
-	loadTablePath  = "/v1/gw/namespaces/db/tables/t"
-	commitBody     = `{"requirements":[],"updates":[]}`
-	commitTxPath   = "/v1/gw/transactions/commit"
-	commitTxBody   = `{"table-changes":[]}`
-	tableOKBody    = `{"metadata-location":"s3://b/m.json","metadata":{}}`
+	loadTablePath = "/v1/gw/namespaces/db/tables/t"
+	commitBody    = `{"requirements":[],"updates":[]}`
+	commitTxPath  = "/v1/gw/transactions/commit"
+	commitTxBody  = `{"table-changes":[]}`
+	tableOKBody   = `{"metadata-location":"s3://b/m.json","metadata":{}}`
+	// anyOKBody carries what every operation the recorder sees must return.
+	anyOKBody      = `{"metadata-location":"s3://b/m.json","metadata":{},"namespace":["db"]}`
 	noSuchTableMsg = "Table does not exist: db.t"
 )
 
@@ -264,6 +266,35 @@ func TestRemoteBadInputs(t *testing.T) {
 		{name: "400 non-JSON on commit", method: "POST", path: loadTablePath, body: commitBody,
 			backend: status(400, "text/plain", "nope"),
 			status:  http.StatusBadRequest, typ: icerest.BadRequest, hits: 1},
+		// 501 means the backend does not implement the operation: nothing
+		// was applied, whatever the body.
+		{name: "501 text on updateTable", method: "POST", path: loadTablePath, body: commitBody,
+			backend: status(501, "text/plain", "not implemented"),
+			status:  http.StatusNotImplemented, typ: icerest.UnsupportedOperation, hits: 1},
+		{name: "501 empty on createView", method: "POST", path: "/v1/gw/namespaces/db/views", body: `{}`,
+			backend: status(501, "application/json", ""),
+			status:  http.StatusNotImplemented, typ: icerest.UnsupportedOperation, hits: 1},
+		// A success without what the operation must return is no success.
+		{name: "204 without body on createView", method: "POST", path: "/v1/gw/namespaces/db/views", body: `{}`,
+			backend: status(204, "application/json", ""),
+			status:  http.StatusBadGateway, typ: icerest.CommitStateUnknown, hits: 1,
+			check: func(t *testing.T, a answer) { assert.Contains(t, a.Err.Message, `"metadata-location"`) }},
+		{name: "204 without body on createTable", method: "POST", path: "/v1/gw/namespaces/db/tables", body: `{}`,
+			backend: status(204, "application/json", ""),
+			status:  http.StatusBadGateway, typ: icerest.CommitStateUnknown, hits: 1},
+		{name: "updated null on updateProperties", method: "POST", path: "/v1/gw/namespaces/db/properties", body: `{}`,
+			backend: status(200, "application/json", `{"updated":null,"removed":[],"missing":null}`),
+			status:  http.StatusBadGateway, typ: icerest.CommitStateUnknown, hits: 1,
+			check: func(t *testing.T, a answer) { assert.Contains(t, a.Err.Message, `"updated"`) }},
+		{name: "loadTable without metadata", method: "GET", path: loadTablePath,
+			backend: status(200, "application/json", `{"metadata-location":"s3://b/m.json","metadata-log":[]}`),
+			status:  http.StatusBadGateway, typ: icerest.ServiceUnavailable, hits: 1},
+		{name: "commit answered without metadata-location", method: "POST", path: loadTablePath, body: commitBody,
+			backend: status(200, "application/json", `{"metadata":{}}`),
+			status:  http.StatusBadGateway, typ: icerest.CommitStateUnknown, hits: 1},
+		{name: "empty 404 on a read gets the error model", method: "GET", path: loadTablePath,
+			backend: status(404, "application/json", ""),
+			status:  http.StatusNotFound, typ: icerest.NotFound, hits: 1},
 		{name: "hang-up mid-commit", method: "POST", path: loadTablePath, body: commitBody,
 			backend: hangUp,
 			status:  http.StatusBadGateway, typ: icerest.CommitStateUnknown, hits: 1},
@@ -375,7 +406,7 @@ func newRecorder(t *testing.T, h http.HandlerFunc) *recorder {
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, tableOKBody)
+		_, _ = io.WriteString(w, anyOKBody)
 	})
 	return rec
 }
