@@ -160,10 +160,13 @@ func parseFilter(raw json.RawMessage, schema *iceberg.Schema, caseSensitive bool
 	if len(raw) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 		return iceberg.AlwaysTrue{}, nil
 	}
+	raw, err := spellConstants(raw)
+	if err != nil {
+		return nil, badRequest("malformed filter: %v", err)
+	}
 	if !caseSensitive {
 		// iceberg-go's parser resolves names case-sensitively; respell them
 		// as the schema does so case-insensitive requests parse too.
-		var err error
 		if raw, err = canonicalizeTerms(raw, schema); err != nil {
 			return nil, badRequest("malformed filter: %v", err)
 		}
@@ -176,6 +179,38 @@ func parseFilter(raw json.RawMessage, schema *iceberg.Schema, caseSensitive bool
 		return nil, badRequest("invalid filter: %v", err)
 	}
 	return expr, nil
+}
+
+// spellConstants rewrites the spec's TrueExpression and FalseExpression
+// ({"type":"true"}, {"type":"false"}), at any depth, as the bare booleans
+// iceberg-go's parser takes for them.
+func spellConstants(raw json.RawMessage) (json.RawMessage, error) {
+	if !bytes.Contains(raw, []byte(`"true"`)) && !bytes.Contains(raw, []byte(`"false"`)) {
+		return raw, nil
+	}
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return raw, nil
+	}
+	var node map[string]json.RawMessage
+	if err := json.Unmarshal(trimmed, &node); err != nil {
+		return nil, err
+	}
+	var typ string
+	_ = json.Unmarshal(node["type"], &typ)
+	if (typ == "true" || typ == "false") && len(node) == 1 {
+		return json.RawMessage(typ), nil
+	}
+	for _, k := range []string{"child", "left", "right"} {
+		if v, ok := node[k]; ok {
+			c, err := spellConstants(v)
+			if err != nil {
+				return nil, err
+			}
+			node[k] = c
+		}
+	}
+	return json.Marshal(node)
 }
 
 // parseExpr wraps iceberg.ParseExpr, turning a parser panic on hostile

@@ -382,6 +382,21 @@ func TestPlanFilterPrunesFiles(t *testing.T) {
 		resp, _ := f.plan(t, `{"filter":false}`)
 		require.Empty(t, f.decode(t, resp.ScanTasks))
 	})
+	// The spec's TrueExpression and FalseExpression objects, alone and
+	// nested, plan like the bare booleans.
+	t.Run("true and false expressions", func(t *testing.T) {
+		resp, _ := f.plan(t, `{"filter":{"type":"true"}}`)
+		require.Equal(t, all, paths(f.decode(t, resp.ScanTasks)))
+		resp, _ = f.plan(t, `{"filter":{"type":"false"}}`)
+		require.Empty(t, f.decode(t, resp.ScanTasks))
+		resp, _ = f.plan(t, `{"filter":{"type":"and","left":{"type":"true"},`+
+			`"right":{"type":"not","child":{"type":"false"}}}}`)
+		require.Equal(t, all, paths(f.decode(t, resp.ScanTasks)))
+		resp, _ = f.plan(t, `{"filter":{"type":"or","left":{"type":"false"},`+
+			`"right":{"type":"eq","term":"category","value":"a"}}}`)
+		want := paths(f.local(t, table.WithRowFilter(iceberg.EqualTo(iceberg.Reference("category"), "a"))))
+		require.Equal(t, want, paths(f.decode(t, resp.ScanTasks)))
+	})
 }
 
 func TestPlanSnapshotAndIncremental(t *testing.T) {
