@@ -123,6 +123,12 @@ func TestBadInput(t *testing.T) {
 			require.Equal(t, notFound, rsp.StatusCode, "namespace %s was created: %s", name, b)
 		}
 	}
+	onlyNamespace := func(want string) func(t *testing.T) {
+		return func(t *testing.T) {
+			_, b := c.do(t, http.MethodGet, "/v1/{p}/namespaces", nil)
+			require.JSONEq(t, `{"namespaces":[["`+want+`"]]}`, string(b))
+		}
+	}
 	viewVersion := `{"version-id":1,"schema-id":0,"timestamp-ms":1700000000000,"summary":{},` +
 		`"representations":[{"type":"sql","sql":"SELECT 1","dialect":"spark"}],"default-namespace":["ns"]}`
 	tx := func(changes ...string) string { return `{"table-changes":[` + strings.Join(changes, ",") + `]}` }
@@ -334,13 +340,36 @@ func TestBadInput(t *testing.T) {
 		{name: "config under a prefix", method: "GET", path: "/v1/{p}/config", code: notFound, typ: "NotFoundException"},
 		{name: "not under /v1", method: "GET", path: "/v2/namespaces", code: notFound, typ: "NotFoundException"},
 		{name: "wrong method on namespaces", method: "PUT", path: "/v1/{p}/namespaces", body: `{}`,
-			code: notAllowed, typ: "BadRequestException"},
+			code: notAllowed, typ: "UnsupportedOperationException"},
 		{name: "wrong method on a table", method: "PATCH", path: "/v1/{p}/namespaces/ns/tables/t", body: `{}`,
-			code: notAllowed, typ: "BadRequestException", after: unchanged},
-		{name: "wrong method on config", method: "DELETE", path: "/v1/config", code: notAllowed, typ: "BadRequestException"},
-		{name: "HEAD on rename", method: "HEAD", path: "/v1/{p}/tables/rename", code: notAllowed, typ: "BadRequestException"},
+			code: notAllowed, typ: "UnsupportedOperationException", after: unchanged},
+		{name: "wrong method on config", method: "DELETE", path: "/v1/config", code: notAllowed, typ: "UnsupportedOperationException"},
+		{name: "HEAD on rename", method: "HEAD", path: "/v1/{p}/tables/rename", code: notAllowed, typ: "UnsupportedOperationException"},
 		{name: "HEAD on a missing view", method: "HEAD", path: "/v1/{p}/namespaces/ns/views/nope",
 			code: notFound, typ: "NoSuchViewException"},
+		// Names the catalog cannot store are refused as such, not as
+		// "does not exist".
+		{name: "slash in a table name (path)", method: "GET", path: "/v1/{p}/namespaces/ns/tables/t%2F1",
+			code: bad, typ: "BadRequestException"},
+		{name: "slash in a table name (create)", method: "POST", path: "/v1/{p}/namespaces/ns/tables",
+			body: createTableBody("t/1"), code: bad, typ: "BadRequestException"},
+		{name: "slash in a namespace", method: "POST", path: "/v1/{p}/namespaces",
+			body: `{"namespace":["a/b"]}`, code: bad, typ: "BadRequestException", after: onlyNamespace("ns")},
+		{name: "NUL in a namespace", method: "POST", path: "/v1/{p}/namespaces",
+			body: `{"namespace":["a\u0000b"]}`, code: bad, typ: "BadRequestException", after: noNamespace("ab")},
+		{name: "control character in a table name", method: "POST", path: "/v1/{p}/namespaces/ns/tables",
+			body: createTableBody(`t\u0007`), code: bad, typ: "BadRequestException"},
+		{name: "dot-dot view name", method: "POST", path: "/v1/{p}/namespaces/ns/views",
+			body: `{"name":"..","schema":` + badInputSchema + `,"view-version":` + viewVersion + `}`,
+			code: bad, typ: "BadRequestException"},
+		{name: "rename to a slash name", method: "POST", path: "/v1/{p}/tables/rename",
+			body: rename("u", "u/2"), code: bad, typ: "BadRequestException"},
+		{name: "invalid UTF-8 in a path name", method: "GET", path: "/v1/{p}/namespaces/ns/tables/%FF",
+			code: bad, typ: "BadRequestException"},
+		// A child namespace needs its parent.
+		{name: "child without parent", method: "POST", path: "/v1/{p}/namespaces",
+			body: `{"namespace":["orphan","child"]}`, code: notFound, typ: "NoSuchNamespaceException",
+			after: noNamespace("orphan")},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

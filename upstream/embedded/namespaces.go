@@ -1,6 +1,7 @@
 package embedded
 
 import (
+	"context"
 	"net/http"
 	"slices"
 	"strings"
@@ -72,8 +73,15 @@ func (c *Catalog) createNamespace(w http.ResponseWriter, r *http.Request, _ icer
 	if err := decodeBody(r, &req); err != nil {
 		return err
 	}
-	if len(req.Namespace) == 0 || slices.Contains(req.Namespace, "") {
-		return badRequest("namespace must be a non-empty list of non-empty levels")
+	if err := checkNamespace(req.Namespace); err != nil {
+		return err
+	}
+	// A child needs its parent: the SQL catalog would store ["a","b"]
+	// alone, and listings would then show an "a" that cannot be loaded.
+	if len(req.Namespace) > 1 {
+		if err := c.requireNamespace(r.Context(), req.Namespace[:len(req.Namespace)-1]); err != nil {
+			return err
+		}
 	}
 	if err := c.cat.CreateNamespace(r.Context(), req.Namespace, req.Properties); err != nil {
 		return err
@@ -124,11 +132,32 @@ func (c *Catalog) dropNamespace(w http.ResponseWriter, r *http.Request, rt icere
 		if err := c.dropContents(r, rt.Namespace, purge); err != nil {
 			return err
 		}
+	} else if err := c.requireNoChildren(r.Context(), rt.Namespace); err != nil {
+		return err
 	}
 	if err := c.cat.DropNamespace(r.Context(), rt.Namespace); err != nil {
 		return err
 	}
 	writeNoContent(w)
+	return nil
+}
+
+// requireNoChildren refuses to drop a namespace that has child namespaces:
+// the SQL catalog checks only for tables and would leave the children
+// orphaned.
+func (c *Catalog) requireNoChildren(ctx context.Context, ns table.Identifier) error {
+	if err := c.requireNamespace(ctx, ns); err != nil {
+		return err
+	}
+	all, err := c.cat.ListNamespaces(ctx, ns)
+	if err != nil {
+		return err
+	}
+	if children := directChildren(all, len(ns)); len(children) > 0 {
+		return icerest.Errorf(http.StatusConflict, icerest.NamespaceNotEmpty,
+			"namespace %s is not empty: it has %d child namespace(s), such as %s",
+			strings.Join(ns, "."), len(children), strings.Join(children[0], "."))
+	}
 	return nil
 }
 

@@ -84,7 +84,11 @@ func (c *Catalog) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
-	if err := c.routeOp[rt.Operation](w, r, rt); err != nil {
+	err := checkRoute(rt)
+	if err == nil {
+		err = c.routeOp[rt.Operation](w, r, rt)
+	}
+	if err != nil {
 		e := c.restError(err)
 		icerest.WriteError(w, r, e)
 	}

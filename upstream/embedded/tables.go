@@ -94,14 +94,21 @@ func (c *Catalog) createTable(w http.ResponseWriter, r *http.Request, rt icerest
 	if req.Name == "" || req.Schema == nil {
 		return badRequest("create table needs a name and a schema")
 	}
+	if err := checkName("table", req.Name); err != nil {
+		return err
+	}
 	id := ident(rt.Namespace, req.Name)
 	if err := c.requireNamespace(r.Context(), rt.Namespace); err != nil {
 		return err
 	}
-	opts := []catalog.CreateTableOpt{catalog.WithProperties(req.Properties)}
-	if req.Location != "" {
-		opts = append(opts, catalog.WithLocation(req.Location))
+	loc := req.Location
+	if loc == "" {
+		var err error
+		if loc, err = c.defaultLocation(r.Context(), id); err != nil {
+			return err
+		}
 	}
+	opts := []catalog.CreateTableOpt{catalog.WithProperties(req.Properties), catalog.WithLocation(loc)}
 	if req.PartitionSpec != nil {
 		opts = append(opts, catalog.WithPartitionSpec(req.PartitionSpec))
 	}
@@ -153,11 +160,15 @@ func (c *Catalog) defaultLocation(ctx context.Context, id table.Identifier) (str
 	if err != nil {
 		return "", err
 	}
-	name := catalog.TableNameFromIdent(id)
+	name := locationSegment(catalog.TableNameFromIdent(id))
 	if l := props.Get("location", ""); l != "" {
 		return url.JoinPath(l, name)
 	}
-	return url.JoinPath(c.props.Get("warehouse", ""), storageKey(ns)+".db", name)
+	levels := make([]string, len(ns))
+	for i, l := range ns {
+		levels[i] = namespaceSegment(l)
+	}
+	return url.JoinPath(c.props.Get("warehouse", ""), strings.Join(levels, ".")+".db", name)
 }
 
 // checkNameFree rejects a create when a table or view already has the name.
@@ -185,6 +196,9 @@ func (c *Catalog) registerTable(w http.ResponseWriter, r *http.Request, rt icere
 	}
 	if req.Name == "" || req.MetadataLocation == "" {
 		return badRequest("register needs a name and a metadata-location")
+	}
+	if err := checkName("table", req.Name); err != nil {
+		return err
 	}
 	ctx := r.Context()
 	id := ident(rt.Namespace, req.Name)
@@ -428,6 +442,9 @@ func decodeRename(r *http.Request) (from, to table.Identifier, err error) {
 		return nil, nil, err
 	}
 	if err := errors.Join(req.Source.validate(), req.Destination.validate()); err != nil {
+		return nil, nil, err
+	}
+	if err := checkIdent("destination", req.Destination.ident()); err != nil {
 		return nil, nil, err
 	}
 	return req.Source.ident(), req.Destination.ident(), nil

@@ -60,6 +60,9 @@ func (c *Catalog) createView(w http.ResponseWriter, r *http.Request, rt icerest.
 	if req.Name == "" || req.Schema == nil || req.ViewVersion == nil {
 		return badRequest("create view needs a name, a schema and a view-version")
 	}
+	if err := checkName("view", req.Name); err != nil {
+		return err
+	}
 	ctx := r.Context()
 	id := ident(rt.Namespace, req.Name)
 	if err := c.requireNamespace(ctx, rt.Namespace); err != nil {
