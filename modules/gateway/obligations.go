@@ -110,16 +110,39 @@ func filterPage(ctx context.Context, eng *policies.Engine, in policies.Input, re
 		in.Items[i] = pageItem(in.Operation, e)
 	}
 	visible, err := eng.Filter(ctx, in)
-	kept := make([]json.RawMessage, 0, len(entries))
-	for i, e := range entries {
-		if err == nil && i < len(visible) && visible[i] {
-			kept = append(kept, e)
+	keep := func(i int) bool { return err == nil && i < len(visible) && visible[i] }
+	page[field] = keepEntries(entries, keep)
+	for _, k := range alignedFields {
+		raw, ok := page[k]
+		if !ok {
+			continue
 		}
+		var aligned []json.RawMessage
+		if json.Unmarshal(raw, &aligned) != nil || len(aligned) != len(entries) {
+			delete(page, k) // not aligned with the page: it cannot be filtered
+			continue
+		}
+		page[k] = keepEntries(aligned, keep)
 	}
-	page[field], _ = json.Marshal(kept)
 	out, _ := json.Marshal(page)
 	rec.Body.Reset()
 	rec.Body.Write(out)
+}
+
+// alignedFields are listing fields whose i-th entry describes the page's
+// i-th item (seed 000's returnUuids and returnProtectionStatus): filtered
+// with it, so no hidden item's UUID is shown.
+var alignedFields = []string{"namespace-uuids", "table-uuids", "protection-status"}
+
+func keepEntries(entries []json.RawMessage, keep func(int) bool) json.RawMessage {
+	kept := make([]json.RawMessage, 0, len(entries))
+	for i, e := range entries {
+		if keep(i) {
+			kept = append(kept, e)
+		}
+	}
+	b, _ := json.Marshal(kept)
+	return b
 }
 
 func pageItem(op string, raw json.RawMessage) policies.Item {

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -246,7 +247,30 @@ func TestPolicyFiltersListings(t *testing.T) {
 	}
 	assert.Equal(t, []any{[]any{"sales"}}, seen)
 
-	status, _ := do(t, http.MethodGet, base+"/v1/lake/namespaces/hr/tables/t", tok, "", nil)
+	// returnUuids and returnProtectionStatus pass through to the backend,
+	// and their entries are filtered with the page's: sales keeps its own
+	// UUID, no hidden namespace's UUID shows.
+	type uuidPage struct {
+		Namespaces       [][]string `json:"namespaces"`
+		NamespaceUUIDs   []string   `json:"namespace-uuids"`
+		ProtectionStatus []bool     `json:"protection-status"`
+	}
+	const extras = "/v1/lake/namespaces?returnUuids=true&returnProtectionStatus=true"
+	adminTok := issuedToken(t, base, "admin", "admin-secret")
+	var full, filtered uuidPage
+	status, body := do(t, http.MethodGet, base+extras, adminTok, "", nil)
+	require.Equal(t, http.StatusOK, status, "%s", body)
+	require.NoError(t, json.Unmarshal(body, &full))
+	require.Len(t, full.NamespaceUUIDs, 3)
+	status, body = do(t, http.MethodGet, base+extras, tok, "", nil)
+	require.Equal(t, http.StatusOK, status, "%s", body)
+	require.NoError(t, json.Unmarshal(body, &filtered))
+	require.Equal(t, [][]string{{"sales"}}, filtered.Namespaces)
+	i := slices.IndexFunc(full.Namespaces, func(ns []string) bool { return ns[0] == "sales" })
+	assert.Equal(t, []string{full.NamespaceUUIDs[i]}, filtered.NamespaceUUIDs)
+	assert.Equal(t, []bool{false}, filtered.ProtectionStatus)
+
+	status, _ = do(t, http.MethodGet, base+"/v1/lake/namespaces/hr/tables/t", tok, "", nil)
 	assert.Equal(t, http.StatusForbidden, status, "no role on hr")
 }
 
@@ -282,4 +306,19 @@ func TestPolicyRejectsBadCredentials(t *testing.T) {
 		map[string]string{"Content-Type": "application/x-www-form-urlencoded"})
 	assert.Equal(t, http.StatusUnauthorized, status)
 	assert.Contains(t, string(body), "invalid_client")
+}
+
+// issuedToken gets a lakegate-issued access token for a client.
+func issuedToken(t *testing.T, base, id, secret string) string {
+	t.Helper()
+	status, body := do(t, http.MethodPost, base+"/v1/oauth/tokens", "",
+		"grant_type=client_credentials&client_id="+id+"&client_secret="+secret,
+		map[string]string{"Content-Type": "application/x-www-form-urlencoded"})
+	require.Equal(t, http.StatusOK, status, "%s", body)
+	var tok struct {
+		AccessToken string `json:"access_token"`
+	}
+	require.NoError(t, json.Unmarshal(body, &tok))
+	require.NotEmpty(t, tok.AccessToken)
+	return tok.AccessToken
 }

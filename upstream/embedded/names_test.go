@@ -76,3 +76,82 @@ func TestNamespaceHierarchy(t *testing.T) {
 	_, b = c.do(t, http.MethodGet, "/v1/{p}/namespaces", nil)
 	require.False(t, strings.Contains(string(b), `"r"`), "%s", b)
 }
+
+// TestListingUUIDs: returnUuids and returnProtectionStatus (seed 000) add
+// namespace-uuids, table-uuids and protection-status aligned with the page;
+// without them the fields are absent. lakegate's own namespace property
+// stays hidden and cannot be set.
+func TestListingUUIDs(t *testing.T) {
+	cat, srv := serve(t, testConfig(t, embedded.SQLite))
+	c := rawClient{srv: srv, prefix: url.PathEscape(cat.Name())}
+	c.post(t, "/v1/{p}/namespaces", `{"namespace":["ns"],"properties":{"owner":"me"}}`)
+	c.post(t, "/v1/{p}/namespaces", `{"namespace":["other"]}`)
+	c.post(t, "/v1/{p}/namespaces/ns/tables", createTableBody("t1"))
+	c.post(t, "/v1/{p}/namespaces/ns/tables", createTableBody("t2"))
+
+	var nsList struct {
+		Namespaces       [][]string `json:"namespaces"`
+		NamespaceUUIDs   []string   `json:"namespace-uuids"`
+		ProtectionStatus []bool     `json:"protection-status"`
+	}
+	_, b := c.do(t, http.MethodGet, "/v1/{p}/namespaces?returnUuids=true&returnProtectionStatus=true", nil)
+	require.NoError(t, json.Unmarshal(b, &nsList), "%s", b)
+	require.Equal(t, [][]string{{"ns"}, {"other"}}, nsList.Namespaces)
+	require.Len(t, nsList.NamespaceUUIDs, 2)
+	require.NotEqual(t, nsList.NamespaceUUIDs[0], nsList.NamespaceUUIDs[1])
+	require.Equal(t, []bool{false, false}, nsList.ProtectionStatus)
+
+	var ns struct {
+		Properties    map[string]string `json:"properties"`
+		NamespaceUUID string            `json:"namespace-uuid"`
+	}
+	_, b = c.do(t, http.MethodGet, "/v1/{p}/namespaces/ns?returnUuid=true", nil)
+	require.NoError(t, json.Unmarshal(b, &ns), "%s", b)
+	require.Equal(t, nsList.NamespaceUUIDs[0], ns.NamespaceUUID)
+	require.Equal(t, map[string]string{"owner": "me"}, ns.Properties, "lakegate's key must stay hidden")
+	_, b = c.do(t, http.MethodGet, "/v1/{p}/namespaces/ns", nil)
+	require.NotContains(t, string(b), "namespace-uuid")
+
+	var tables struct {
+		Identifiers []struct {
+			Name string `json:"name"`
+		} `json:"identifiers"`
+		TableUUIDs       []string `json:"table-uuids"`
+		ProtectionStatus []bool   `json:"protection-status"`
+	}
+	_, b = c.do(t, http.MethodGet, "/v1/{p}/namespaces/ns/tables?returnUuids=true&returnProtectionStatus=true&pageSize=1", nil)
+	require.NoError(t, json.Unmarshal(b, &tables), "%s", b)
+	require.Len(t, tables.Identifiers, 1)
+	require.Equal(t, "t1", tables.Identifiers[0].Name)
+	rsp, lb := c.do(t, http.MethodGet, "/v1/{p}/namespaces/ns/tables/t1", nil)
+	require.Equal(t, http.StatusOK, rsp.StatusCode)
+	var loaded struct {
+		Metadata struct {
+			TableUUID string `json:"table-uuid"`
+		} `json:"metadata"`
+	}
+	require.NoError(t, json.Unmarshal(lb, &loaded))
+	require.Equal(t, []string{loaded.Metadata.TableUUID}, tables.TableUUIDs)
+	require.Equal(t, []bool{false}, tables.ProtectionStatus)
+
+	_, b = c.do(t, http.MethodGet, "/v1/{p}/namespaces/other/tables?returnUuids=true", nil)
+	require.JSONEq(t, `{"identifiers":[],"table-uuids":[]}`, string(b))
+	_, b = c.do(t, http.MethodGet, "/v1/{p}/namespaces/ns/tables", nil)
+	require.NotContains(t, string(b), "table-uuids")
+
+	for _, body := range []string{
+		`{"namespace":["x"],"properties":{"lakegate.namespace-uuid":"00000000-0000-0000-0000-000000000000"}}`,
+	} {
+		rsp, b := c.do(t, http.MethodPost, "/v1/{p}/namespaces", strings.NewReader(body))
+		requireErrorModel(t, http.MethodPost, rsp, b, http.StatusBadRequest, "BadRequestException")
+	}
+	for _, body := range []string{
+		`{"removals":["lakegate.namespace-uuid"]}`,
+		`{"updates":{"lakegate.namespace-uuid":"x"}}`,
+	} {
+		rsp, b := c.do(t, http.MethodPost, "/v1/{p}/namespaces/ns/properties", strings.NewReader(body))
+		requireErrorModel(t, http.MethodPost, rsp, b, http.StatusBadRequest, "BadRequestException")
+	}
+	rsp, b = c.do(t, http.MethodGet, "/v1/{p}/namespaces?returnUuids=maybe", nil)
+	requireErrorModel(t, http.MethodGet, rsp, b, http.StatusBadRequest, "BadRequestException")
+}

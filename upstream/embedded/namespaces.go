@@ -2,12 +2,14 @@ package embedded
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
 
 	"github.com/lakegate/lakegate/upstream/icerest"
 )
@@ -18,6 +20,10 @@ func nsKey(ns table.Identifier) string { return strings.Join(ns, icerest.UnitSep
 // absent), paginated.
 func (c *Catalog) listNamespaces(w http.ResponseWriter, r *http.Request, _ icerest.Route) error {
 	token, size, err := pageParams(r)
+	if err != nil {
+		return err
+	}
+	extras, err := readListExtras(r)
 	if err != nil {
 		return err
 	}
@@ -38,10 +44,21 @@ func (c *Catalog) listNamespaces(w http.ResponseWriter, r *http.Request, _ icere
 	if err != nil {
 		return err
 	}
+	if page == nil {
+		page = []table.Identifier{}
+	}
+	var uuids []string
+	if extras.uuids {
+		if uuids, err = c.namespaceUUIDs(r.Context(), page); err != nil {
+			return err
+		}
+	}
 	icerest.WriteJSON(w, http.StatusOK, struct {
-		Namespaces    []table.Identifier `json:"namespaces"`
-		NextPageToken string             `json:"next-page-token,omitempty"`
-	}{page, next})
+		Namespaces       []table.Identifier `json:"namespaces"`
+		NextPageToken    string             `json:"next-page-token,omitempty"`
+		NamespaceUUIDs   []string           `json:"namespace-uuids,omitzero"`
+		ProtectionStatus []bool             `json:"protection-status,omitzero"`
+	}{page, next, uuids, extras.protectionStatus(len(page))})
 	return nil
 }
 
@@ -68,6 +85,13 @@ type namespaceRequest struct {
 	Properties map[string]string `json:"properties"`
 }
 
+// namespaceResult is the spec's GetNamespaceResponse.
+type namespaceResult struct {
+	Namespace     table.Identifier   `json:"namespace"`
+	Properties    iceberg.Properties `json:"properties"`
+	NamespaceUUID string             `json:"namespace-uuid,omitempty"`
+}
+
 func (c *Catalog) createNamespace(w http.ResponseWriter, r *http.Request, _ icerest.Route) error {
 	var req namespaceRequest
 	if err := decodeBody(r, &req); err != nil {
@@ -83,23 +107,36 @@ func (c *Catalog) createNamespace(w http.ResponseWriter, r *http.Request, _ icer
 			return err
 		}
 	}
-	if err := c.cat.CreateNamespace(r.Context(), req.Namespace, req.Properties); err != nil {
+	if err := checkOwnKeys(slices.Collect(maps.Keys(req.Properties))...); err != nil {
+		return err
+	}
+	stored := iceberg.Properties{namespaceUUIDKey: uuid.NewString()}
+	maps.Copy(stored, req.Properties)
+	if err := c.cat.CreateNamespace(r.Context(), req.Namespace, stored); err != nil {
 		return err
 	}
 	props, err := c.cat.LoadNamespaceProperties(r.Context(), req.Namespace)
 	if err != nil {
 		return err
 	}
-	icerest.WriteJSON(w, http.StatusOK, namespaceRequest{req.Namespace, props})
+	icerest.WriteJSON(w, http.StatusOK, namespaceResult{Namespace: req.Namespace, Properties: visibleProperties(props)})
 	return nil
 }
 
 func (c *Catalog) loadNamespace(w http.ResponseWriter, r *http.Request, rt icerest.Route) error {
+	withUUID, err := boolParam(r, "returnUuid")
+	if err != nil {
+		return err
+	}
 	props, err := c.cat.LoadNamespaceProperties(r.Context(), rt.Namespace)
 	if err != nil {
 		return err
 	}
-	icerest.WriteJSON(w, http.StatusOK, namespaceRequest{rt.Namespace, props})
+	res := namespaceResult{Namespace: rt.Namespace, Properties: visibleProperties(props)}
+	if withUUID {
+		res.NamespaceUUID = c.namespaceUUID(props, rt.Namespace)
+	}
+	icerest.WriteJSON(w, http.StatusOK, res)
 	return nil
 }
 
@@ -202,6 +239,9 @@ func (c *Catalog) updateNamespaceProperties(w http.ResponseWriter, r *http.Reque
 		Updates  map[string]string `json:"updates"`
 	}
 	if err := decodeBody(r, &req); err != nil {
+		return err
+	}
+	if err := checkOwnKeys(append(slices.Collect(maps.Keys(req.Updates)), req.Removals...)...); err != nil {
 		return err
 	}
 	var both []string

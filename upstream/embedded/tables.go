@@ -22,15 +22,19 @@ import (
 )
 
 func (c *Catalog) listTables(w http.ResponseWriter, r *http.Request, rt icerest.Route) error {
-	return c.listObjects(w, r, rt, c.cat.ListTables)
+	return c.listObjects(w, r, rt, c.cat.ListTables, rowTable)
 }
 
 // listObjects answers ListTables/ListViews: one page of the namespace's
 // tables or views (list), 404 for a missing namespace.
 func (c *Catalog) listObjects(w http.ResponseWriter, r *http.Request, rt icerest.Route,
-	list func(context.Context, table.Identifier) iter.Seq2[table.Identifier, error],
+	list func(context.Context, table.Identifier) iter.Seq2[table.Identifier, error], typ string,
 ) error {
 	token, size, err := pageParams(r)
+	if err != nil {
+		return err
+	}
+	extras, err := readListExtras(r)
 	if err != nil {
 		return err
 	}
@@ -44,11 +48,6 @@ func (c *Catalog) listObjects(w http.ResponseWriter, r *http.Request, rt icerest
 		}
 		ids = append(ids, tableIdentifier{catalog.NamespaceFromIdent(id), catalog.TableNameFromIdent(id)})
 	}
-	return writeIdentifierPage(w, ids, token, size)
-}
-
-// writeIdentifierPage answers a ListTables/ListViews request.
-func writeIdentifierPage(w http.ResponseWriter, ids []tableIdentifier, token string, size int) error {
 	page, next, err := paginate(ids, func(t tableIdentifier) string { return t.Name }, token, size)
 	if err != nil {
 		return err
@@ -56,10 +55,18 @@ func writeIdentifierPage(w http.ResponseWriter, ids []tableIdentifier, token str
 	if page == nil {
 		page = []tableIdentifier{}
 	}
+	var uuids []string
+	if extras.uuids {
+		if uuids, err = c.objectUUIDs(r.Context(), page, typ); err != nil {
+			return err
+		}
+	}
 	icerest.WriteJSON(w, http.StatusOK, struct {
-		Identifiers   []tableIdentifier `json:"identifiers"`
-		NextPageToken string            `json:"next-page-token,omitempty"`
-	}{page, next})
+		Identifiers      []tableIdentifier `json:"identifiers"`
+		NextPageToken    string            `json:"next-page-token,omitempty"`
+		TableUUIDs       []string          `json:"table-uuids,omitzero"`
+		ProtectionStatus []bool            `json:"protection-status,omitzero"`
+	}{page, next, uuids, extras.protectionStatus(len(page))})
 	return nil
 }
 

@@ -46,7 +46,7 @@ func writeView(w http.ResponseWriter, loc string, meta view.Metadata) {
 }
 
 func (c *Catalog) listViews(w http.ResponseWriter, r *http.Request, rt icerest.Route) error {
-	return c.listObjects(w, r, rt, c.cat.ListViews)
+	return c.listObjects(w, r, rt, c.cat.ListViews, rowView)
 }
 
 // createView builds the view's first metadata from the client's version as
