@@ -61,6 +61,7 @@ func main() {
 		warmup      = flag.Duration("warmup", time.Second, "unmeasured load before -duration")
 		maxRequests = flag.Int64("max-requests", 5_000_000, "upper bound on measured requests")
 		timeout     = flag.Duration("timeout", 30*time.Second, "per-request timeout; also the -wait deadline")
+		op          = flag.String("op", "load", "load: GET LoadTable of -table; commit: each worker commits a property change to its own table -table_<worker> (-setup -op commit creates them)")
 	)
 	flag.Parse()
 
@@ -78,6 +79,10 @@ func main() {
 		if err := waitReady(*base, *timeout); err != nil {
 			fatal(err)
 		}
+	case *setup && *op == "commit":
+		if err := setupCommitTables(context.Background(), *base, *prefix, *namespace, *tableName, *concurrency); err != nil {
+			fatal(err)
+		}
 	case *setup:
 		if *snapshots < 1 {
 			fatal(errors.New("-snapshots must be at least 1"))
@@ -93,7 +98,11 @@ func main() {
 		}
 		target := strings.TrimRight(*base, "/") + "/v1/" + url.PathEscape(*prefix) +
 			"/namespaces/" + url.PathEscape(*namespace) + "/tables/" + url.PathEscape(*tableName)
-		res, err := load(target, *concurrency, *warmup, *duration, *maxRequests, *timeout)
+		send, err := sender(*op, target)
+		if err != nil {
+			fatal(err)
+		}
+		res, err := load(send, *concurrency, *warmup, *duration, *maxRequests, *timeout)
 		if err != nil {
 			fatal(err)
 		}
@@ -209,7 +218,7 @@ type Result struct {
 // load runs closed-loop GETs of target: each worker sends its next
 // request when the previous one finished. Requests cut off by the end
 // of the measured window are not counted.
-func load(target string, workers int, warmup, dur time.Duration, maxReq int64, timeout time.Duration) (Result, error) {
+func load(send sendFunc, workers int, warmup, dur time.Duration, maxReq int64, timeout time.Duration) (Result, error) {
 	client := &http.Client{
 		Timeout: timeout,
 		Transport: &http.Transport{
@@ -220,12 +229,12 @@ func load(target string, workers int, warmup, dur time.Duration, maxReq int64, t
 	}
 	defer client.CloseIdleConnections()
 	// fail fast when the table is not there
-	if err := get(context.Background(), client, target); err != nil {
+	if err := send(context.Background(), client, 0); err != nil {
 		return Result{}, err
 	}
 	if warmup > 0 {
 		ctx, cancel := context.WithTimeout(context.Background(), warmup)
-		run(ctx, client, target, workers, -1, nil)
+		run(ctx, client, send, workers, -1, nil)
 		cancel()
 	}
 
@@ -234,7 +243,7 @@ func load(target string, workers int, warmup, dur time.Duration, maxReq int64, t
 	var st stats
 	st.budget.Store(maxReq)
 	start := time.Now()
-	run(ctx, client, target, workers, maxReq, &st)
+	run(ctx, client, send, workers, maxReq, &st)
 	elapsed := time.Since(start).Seconds()
 
 	lat := st.latencies()
@@ -267,7 +276,7 @@ func (s *stats) latencies() []time.Duration {
 
 // run keeps workers busy until ctx ends (or the budget in st runs out);
 // st == nil discards the measurements (warm-up).
-func run(ctx context.Context, client *http.Client, target string, workers int, maxReq int64, st *stats) {
+func run(ctx context.Context, client *http.Client, send sendFunc, workers int, maxReq int64, st *stats) {
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
@@ -282,7 +291,7 @@ func run(ctx context.Context, client *http.Client, target string, workers int, m
 					break
 				}
 				t0 := time.Now()
-				err := get(ctx, client, target)
+				err := send(ctx, client, w)
 				d := time.Since(t0)
 				if ctx.Err() != nil {
 					break // cut off by the end of the window: not counted
@@ -308,12 +317,66 @@ func run(ctx context.Context, client *http.Client, target string, workers int, m
 	wg.Wait()
 }
 
+// sendFunc sends one request of worker w and wants a 200.
+type sendFunc func(ctx context.Context, client *http.Client, w int) error
+
+// sender is the request of an -op: LoadTable of target, or a commit to the
+// worker's own table (target_<w>) that sets one property, so workers never
+// conflict and every commit writes a new metadata file.
+func sender(op, target string) (sendFunc, error) {
+	switch op {
+	case "load":
+		return func(ctx context.Context, c *http.Client, _ int) error { return get(ctx, c, target) }, nil
+	case "commit":
+		var n atomic.Int64
+		return func(ctx context.Context, c *http.Client, w int) error {
+			body := fmt.Sprintf(`{"requirements":[],"updates":[{"action":"set-properties","updates":{"loadgen.n":"%d"}}]}`, n.Add(1))
+			return post(ctx, c, fmt.Sprintf("%s_%d", target, w), body)
+		}, nil
+	}
+	return nil, fmt.Errorf("unknown -op %q (load or commit)", op)
+}
+
+// setupCommitTables creates the namespace and one empty table per worker
+// for -op commit.
+func setupCommitTables(ctx context.Context, base, prefix, ns, name string, workers int) error {
+	cat, err := rest.NewCatalog(ctx, "loadgen", base, rest.WithWarehouseLocation(prefix))
+	if err != nil {
+		return err
+	}
+	defer cat.Close()
+	if err := cat.CreateNamespace(ctx, table.Identifier{ns}, nil); err != nil && !errors.Is(err, catalog.ErrNamespaceAlreadyExists) {
+		return fmt.Errorf("create namespace: %w", err)
+	}
+	for w := range workers {
+		id := table.Identifier{ns, fmt.Sprintf("%s_%d", name, w)}
+		if _, err := cat.CreateTable(ctx, id, eventSchema); err != nil && !errors.Is(err, catalog.ErrTableAlreadyExists) {
+			return fmt.Errorf("create %v: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// post sends one commit body, reads the answer whole and wants a 200.
+func post(ctx context.Context, client *http.Client, target, body string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, strings.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	return wantOK(client, req)
+}
+
 // get sends one GET, reads the body whole and wants a 200.
 func get(ctx context.Context, client *http.Client, target string) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
 		return err
 	}
+	return wantOK(client, req)
+}
+
+func wantOK(client *http.Client, req *http.Request) error {
 	resp, err := client.Do(req)
 	if err != nil {
 		return err
@@ -324,7 +387,7 @@ func get(ctx context.Context, client *http.Client, target string) error {
 		return err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s", target, resp.Status)
+		return fmt.Errorf("%s %s: %s", req.Method, req.URL, resp.Status)
 	}
 	return nil
 }
