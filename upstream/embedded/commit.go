@@ -3,6 +3,7 @@ package embedded
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -11,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
@@ -165,7 +165,8 @@ func (c *Catalog) publish(ctx context.Context, tx *sql.Tx, s stagedCommit) error
 		return nil
 	case s.oldLoc == "":
 		if err := c.insertRow(ctx, tx, s.id, rowTable, s.newLoc); err != nil {
-			return fmt.Errorf("%w: assert-create failed: %v", errRequirementFailed, err)
+			// A table created concurrently since the commit was staged.
+			return &catalogError{errRequirementFailed, "Requirement failed: table already exists"}
 		}
 		return nil
 	}
@@ -188,9 +189,11 @@ func (c *Catalog) stage(ctx context.Context, ch tableChange) (stagedCommit, erro
 		if err := c.requireNamespace(ctx, catalog.NamespaceFromIdent(ch.id)); err != nil {
 			return s, err
 		}
-		if base, err = table.NewMetadata(iceberg.NewSchema(0), nil, table.UnsortedSortOrder, "", nil); err != nil {
-			return s, err
+		if err := c.checkNameFree(ctx, ch.id); err != nil {
+			return s, err // a view has the name
 		}
+	case errors.Is(err, catalog.ErrNoSuchTable):
+		return s, noSuchTable(ch.id)
 	default:
 		return s, err
 	}
@@ -200,14 +203,19 @@ func (c *Catalog) stage(ctx context.Context, ch tableChange) (stagedCommit, erro
 	}
 	for _, req := range ch.reqs {
 		if err := req.Validate(current); err != nil {
-			return s, fmt.Errorf("%w: %s: %v", errRequirementFailed, req.GetType(), err)
+			return s, requirementFailed(req, current, err)
 		}
 	}
 	if len(ch.updts) == 0 && cur != nil {
 		s.newLoc, s.meta = s.oldLoc, base
 		return s, nil
 	}
-	meta, err := table.UpdateTableMetadata(base, ch.updts, s.oldLoc)
+	var meta table.Metadata
+	if cur == nil {
+		meta, err = createMetadata(ch.updts)
+	} else {
+		meta, err = table.UpdateTableMetadata(base, ch.updts, s.oldLoc)
+	}
 	if err != nil {
 		return s, fmt.Errorf("%w: cannot apply updates: %v", errBadRequest, err)
 	}
@@ -223,13 +231,45 @@ func (c *Catalog) stage(ctx context.Context, ch tableChange) (stagedCommit, erro
 	return s, err
 }
 
+// createMetadata builds a created table's metadata from nothing at all (no
+// schema, spec or sort order), at the format version the commit asks for,
+// as Java's TableMetadata.buildFromEmpty does. Starting from a metadata
+// that already held an empty schema and spec 0 (iceberg-go's own way) gave
+// created tables an extra schema and spec, with every id shifted by one,
+// and refused a create at format version 1 as a downgrade.
+func createMetadata(updates table.Updates) (table.Metadata, error) {
+	version := 2
+	for _, u := range updates {
+		if u.Action() != "upgrade-format-version" {
+			continue
+		}
+		var up struct {
+			FormatVersion int `json:"format-version"`
+		}
+		if b, err := json.Marshal(u); err == nil && json.Unmarshal(b, &up) == nil {
+			version = up.FormatVersion
+		}
+		break
+	}
+	bldr, err := table.NewMetadataBuilder(version)
+	if err != nil {
+		return nil, err
+	}
+	for _, u := range updates {
+		if err := u.Apply(bldr); err != nil {
+			return nil, err
+		}
+	}
+	return bldr.Build()
+}
+
 func (c *Catalog) requireNamespace(ctx context.Context, ns table.Identifier) error {
 	ok, err := c.cat.CheckNamespaceExists(ctx, ns)
 	if err != nil {
 		return err
 	}
 	if !ok {
-		return fmt.Errorf("%w: %s", catalog.ErrNoSuchNamespace, strings.Join(ns, "."))
+		return noSuchNamespace(ns)
 	}
 	return nil
 }

@@ -155,3 +155,73 @@ func TestListingUUIDs(t *testing.T) {
 	rsp, b = c.do(t, http.MethodGet, "/v1/{p}/namespaces?returnUuids=maybe", nil)
 	requireErrorModel(t, http.MethodGet, rsp, b, http.StatusBadRequest, "BadRequestException")
 }
+
+// TestRecreateAfterRename: a table renamed away keeps its directory, so a
+// new table under the old name gets a directory of its own, and purging
+// the renamed one leaves the new one whole.
+func TestRecreateAfterRename(t *testing.T) {
+	cat, srv := serve(t, testConfig(t, embedded.SQLite))
+	c := rawClient{srv: srv, prefix: url.PathEscape(cat.Name())}
+	c.post(t, "/v1/{p}/namespaces", `{"namespace":["ns"]}`)
+	location := func(name string) string {
+		rsp, b := c.do(t, http.MethodGet, "/v1/{p}/namespaces/ns/tables/"+name, nil)
+		require.Equal(t, http.StatusOK, rsp.StatusCode, "%s", b)
+		var res struct {
+			Metadata struct {
+				Location string `json:"location"`
+			} `json:"metadata"`
+		}
+		require.NoError(t, json.Unmarshal(b, &res))
+		return res.Metadata.Location
+	}
+	c.post(t, "/v1/{p}/namespaces/ns/tables", createTableBody("t"))
+	first := location("t")
+	require.True(t, strings.HasSuffix(first, "/ns.db/t"), first)
+	c.post(t, "/v1/{p}/tables/rename",
+		`{"source":{"namespace":["ns"],"name":"t"},"destination":{"namespace":["ns"],"name":"old"}}`)
+	c.post(t, "/v1/{p}/namespaces/ns/tables", createTableBody("t"))
+	second := location("t")
+	require.NotEqual(t, first, second)
+	require.False(t, strings.HasPrefix(second, first+"/"), "%s is inside %s", second, first)
+
+	rsp, b := c.do(t, http.MethodDelete, "/v1/{p}/namespaces/ns/tables/old?purgeRequested=true", nil)
+	require.Equal(t, http.StatusNoContent, rsp.StatusCode, "%s", b)
+	require.Equal(t, second, location("t"))
+}
+
+// TestJavaWording: errors are worded as Iceberg's Java catalogs word them
+// (people search for these; Iceberg's catalog suite checks them).
+func TestJavaWording(t *testing.T) {
+	cat, srv := serve(t, testConfig(t, embedded.SQLite))
+	c := rawClient{srv: srv, prefix: url.PathEscape(cat.Name())}
+	c.post(t, "/v1/{p}/namespaces", `{"namespace":["ns"]}`)
+	c.post(t, "/v1/{p}/namespaces/ns/tables", createTableBody("t"))
+	id := func(name string) string { return `{"namespace":["ns"],"name":"` + name + `"}` }
+	for _, tc := range []struct{ method, path, body, want string }{
+		{"GET", "/v1/{p}/namespaces/ns/tables/nope", "", "Table does not exist: ns.nope"},
+		{"GET", "/v1/{p}/namespaces/gone/tables/t", "", "Table does not exist: gone.t"},
+		{"GET", "/v1/{p}/namespaces/gone", "", "Namespace does not exist: gone"},
+		{"GET", "/v1/{p}/namespaces/gone/tables", "", "Namespace does not exist: gone"},
+		{"GET", "/v1/{p}/namespaces/ns/views/t", "", "View does not exist: ns.t"},
+		{"POST", "/v1/{p}/namespaces", `{"namespace":["ns"]}`, "Namespace already exists: ns"},
+		{"POST", "/v1/{p}/namespaces/ns/tables", createTableBody("t"), "Table already exists: ns.t"},
+		{"POST", "/v1/{p}/tables/rename", `{"source":` + id("nope") + `,"destination":` + id("x") + `}`,
+			"Table does not exist: ns.nope"},
+		{"POST", "/v1/{p}/namespaces/ns/tables/t",
+			`{"requirements":[{"type":"assert-current-schema-id","current-schema-id":7}],"updates":[]}`,
+			"Requirement failed: current schema changed: expected id 7 != 0"},
+		{"POST", "/v1/{p}/namespaces/ns/tables/t",
+			`{"requirements":[{"type":"assert-create"}],"updates":[]}`,
+			"Requirement failed: table already exists"},
+	} {
+		rsp, b := c.do(t, tc.method, tc.path, strings.NewReader(tc.body))
+		require.GreaterOrEqual(t, rsp.StatusCode, 400, "%s %s: %s", tc.method, tc.path, b)
+		var e struct {
+			Error struct {
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		require.NoError(t, json.Unmarshal(b, &e))
+		require.Equal(t, tc.want, e.Error.Message, "%s %s", tc.method, tc.path)
+	}
+}

@@ -2,12 +2,14 @@ package embedded
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"net/http"
 	"slices"
 	"strings"
 
 	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
 
@@ -113,6 +115,9 @@ func (c *Catalog) createNamespace(w http.ResponseWriter, r *http.Request, _ icer
 	stored := iceberg.Properties{namespaceUUIDKey: uuid.NewString()}
 	maps.Copy(stored, req.Properties)
 	if err := c.cat.CreateNamespace(r.Context(), req.Namespace, stored); err != nil {
+		if errors.Is(err, catalog.ErrNamespaceAlreadyExists) {
+			return namespaceExists(req.Namespace)
+		}
 		return err
 	}
 	props, err := c.cat.LoadNamespaceProperties(r.Context(), req.Namespace)

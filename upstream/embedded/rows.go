@@ -121,6 +121,20 @@ func (c *Catalog) rowLocation(ctx context.Context, id table.Identifier, typ stri
 	return "", true, nil
 }
 
+// locationInUse reports whether any table or view of the catalog keeps
+// its metadata under loc.
+func (c *Catalog) locationInUse(ctx context.Context, loc string) (bool, error) {
+	escaped := strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`).Replace(strings.TrimSuffix(loc, "/"))
+	var one int
+	err := c.db.QueryRowContext(ctx, c.rebind(`SELECT 1 FROM iceberg_tables
+		WHERE catalog_name = ? AND metadata_location LIKE ? ESCAPE '\' LIMIT 1`),
+		c.cfg.Name, escaped+"/%").Scan(&one)
+	if err == sql.ErrNoRows {
+		return false, nil
+	}
+	return err == nil, err
+}
+
 func alreadyExistsErr(typ string) error {
 	if typ == rowView {
 		return catalog.ErrViewAlreadyExists

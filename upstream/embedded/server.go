@@ -89,7 +89,7 @@ func (c *Catalog) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		err = c.routeOp[rt.Operation](w, r, rt)
 	}
 	if err != nil {
-		e := c.restError(err)
+		e := c.restError(err, rt)
 		icerest.WriteError(w, r, e)
 	}
 }
@@ -105,32 +105,33 @@ func badRequest(format string, args ...any) error {
 var errRequirementFailed = errors.New("requirement failed")
 
 // restError maps catalog errors onto the spec's error model.
-func (c *Catalog) restError(err error) *icerest.Error {
+func (c *Catalog) restError(err error, rt icerest.Route) *icerest.Error {
 	var re *icerest.Error
 	if errors.As(err, &re) {
 		return re
 	}
 	var mbe *http.MaxBytesError
+	msg := routeMessage(err, rt)
 	switch {
 	case errors.As(err, &mbe):
 		return icerest.Errorf(http.StatusRequestEntityTooLarge, icerest.RequestEntityTooLarge,
 			"request body exceeds %d bytes", mbe.Limit)
 	case errors.Is(err, catalog.ErrNoSuchTable):
-		return icerest.Errorf(http.StatusNotFound, icerest.NoSuchTable, "%v", err)
+		return icerest.Errorf(http.StatusNotFound, icerest.NoSuchTable, "%s", msg)
 	case errors.Is(err, catalog.ErrNoSuchNamespace):
-		return icerest.Errorf(http.StatusNotFound, icerest.NoSuchNamespace, "%v", err)
+		return icerest.Errorf(http.StatusNotFound, icerest.NoSuchNamespace, "%s", msg)
 	case errors.Is(err, catalog.ErrNoSuchView):
-		return icerest.Errorf(http.StatusNotFound, icerest.NoSuchView, "%v", err)
+		return icerest.Errorf(http.StatusNotFound, icerest.NoSuchView, "%s", msg)
 	case errors.Is(err, catalog.ErrTableAlreadyExists), errors.Is(err, catalog.ErrNamespaceAlreadyExists),
 		errors.Is(err, catalog.ErrViewAlreadyExists):
-		return icerest.Errorf(http.StatusConflict, icerest.AlreadyExists, "%v", err)
+		return icerest.Errorf(http.StatusConflict, icerest.AlreadyExists, "%s", msg)
 	case errors.Is(err, catalog.ErrNamespaceNotEmpty):
-		return icerest.Errorf(http.StatusConflict, icerest.NamespaceNotEmpty, "%v", err)
+		return icerest.Errorf(http.StatusConflict, icerest.NamespaceNotEmpty, "%s", msg)
 	case errors.Is(err, errRequirementFailed), errors.Is(err, table.ErrCommitFailed):
-		return icerest.Errorf(http.StatusConflict, icerest.CommitFailed, "%v", err)
+		return icerest.Errorf(http.StatusConflict, icerest.CommitFailed, "%s", msg)
 	case errors.Is(err, errBadRequest), errors.Is(err, iceberg.ErrInvalidArgument),
 		errors.Is(err, catalog.ErrInvalidIdentifier):
-		return icerest.Errorf(http.StatusBadRequest, icerest.BadRequest, "%v", err)
+		return icerest.Errorf(http.StatusBadRequest, icerest.BadRequest, "%s", msg)
 	}
 	c.log.Error("embedded catalog: internal error", zap.String("catalog", c.cfg.Name), zap.Error(err))
 	return icerest.Errorf(http.StatusInternalServerError, icerest.InternalServerError, "%v", err)

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"iter"
 	"net/http"
 	"net/url"
@@ -17,6 +18,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
 
 	"github.com/lakegate/lakegate/upstream/icerest"
 )
@@ -159,8 +161,11 @@ func (c *Catalog) stageCreate(w http.ResponseWriter, r *http.Request, id table.I
 	return c.writeTable(w, r, "", meta)
 }
 
-// defaultLocation is where the SQL catalog would put a new table: the
+// defaultLocation is where a new table or view goes: under the
 // namespace's `location` property, else <warehouse>/<namespace>.db/<name>.
+// When another table or view already lives there (one renamed away keeps
+// its location), the new one gets a suffix of its own: two tables sharing a
+// directory would lose each other's files when one is purged.
 func (c *Catalog) defaultLocation(ctx context.Context, id table.Identifier) (string, error) {
 	ns := catalog.NamespaceFromIdent(id)
 	props, err := c.cat.LoadNamespaceProperties(ctx, ns)
@@ -168,26 +173,33 @@ func (c *Catalog) defaultLocation(ctx context.Context, id table.Identifier) (str
 		return "", err
 	}
 	name := locationSegment(catalog.TableNameFromIdent(id))
+	var loc string
 	if l := props.Get("location", ""); l != "" {
-		return url.JoinPath(l, name)
+		loc, err = url.JoinPath(l, name)
+	} else {
+		levels := make([]string, len(ns))
+		for i, l := range ns {
+			levels[i] = namespaceSegment(l)
+		}
+		loc, err = url.JoinPath(c.props.Get("warehouse", ""), strings.Join(levels, ".")+".db", name)
 	}
-	levels := make([]string, len(ns))
-	for i, l := range ns {
-		levels[i] = namespaceSegment(l)
+	if err != nil {
+		return "", err
 	}
-	return url.JoinPath(c.props.Get("warehouse", ""), strings.Join(levels, ".")+".db", name)
+	used, err := c.locationInUse(ctx, loc)
+	if err != nil || !used {
+		return loc, err
+	}
+	return loc + "-" + strings.ReplaceAll(uuid.NewString(), "-", "")[:12], nil
 }
 
 // checkNameFree rejects a create when a table or view already has the name.
 func (c *Catalog) checkNameFree(ctx context.Context, id table.Identifier) error {
-	_, taken, err := c.rowLocation(ctx, id, rowTable)
-	if err != nil {
+	occupant, err := c.occupant(ctx, id)
+	if err != nil || occupant == "" {
 		return err
 	}
-	if taken {
-		return fmt.Errorf("%w: %s", catalog.ErrTableAlreadyExists, strings.Join(id, "."))
-	}
-	return nil
+	return nameTaken(rowTable, occupant, id)
 }
 
 // registerTable adds a table from an existing metadata file; with
@@ -221,8 +233,10 @@ func (c *Catalog) registerTable(w http.ResponseWriter, r *http.Request, rt icere
 		return err
 	}
 	switch {
-	case taken && (!req.Overwrite || cur == ""):
-		return fmt.Errorf("%w: %s", catalog.ErrTableAlreadyExists, strings.Join(id, "."))
+	case taken && cur == "":
+		return nameTaken(rowTable, rowView, id)
+	case taken && !req.Overwrite:
+		return nameTaken(rowTable, rowTable, id)
 	case taken:
 		err = c.withTx(ctx, func(tx *sql.Tx) error {
 			return c.swapRow(ctx, tx, id, rowTable, cur, req.MetadataLocation)
@@ -260,7 +274,15 @@ func (c *Catalog) readTableMetadata(ctx context.Context, loc string) (table.Meta
 }
 
 func (c *Catalog) loadTable(w http.ResponseWriter, r *http.Request, rt icerest.Route) error {
-	tbl, err := c.cat.LoadTable(r.Context(), ident(rt.Namespace, rt.Table))
+	id := ident(rt.Namespace, rt.Table)
+	tbl, err := c.cat.LoadTable(r.Context(), id)
+	if errors.Is(err, fs.ErrNotExist) {
+		// The row points at a metadata file that is gone: Java catalogs
+		// answer NotFoundException, worded as here.
+		if loc, _, lerr := c.rowLocation(r.Context(), id, rowTable); lerr == nil && loc != "" {
+			return icerest.Errorf(http.StatusNotFound, icerest.NotFound, "Failed to open input stream for file: %s", loc)
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -457,22 +479,40 @@ func decodeRename(r *http.Request) (from, to table.Identifier, err error) {
 	return req.Source.ident(), req.Destination.ident(), nil
 }
 
-// renameChecks gives each way a rename can fail the spec's own error: a
-// missing source, a missing destination namespace, a name already taken.
-func (c *Catalog) renameChecks(ctx context.Context, from, to table.Identifier,
-	exists func(context.Context, table.Identifier) (bool, error), missing error,
-	free func(context.Context, table.Identifier) error,
-) error {
-	if ok, err := exists(ctx, from); err != nil || !ok {
-		if err == nil {
-			err = fmt.Errorf("%w: %s", missing, strings.Join(from, "."))
-		}
+// renameChecks gives each way a rename of a table or view (typ) can fail
+// the spec's own error: a missing source, a missing destination namespace,
+// a name already taken.
+func (c *Catalog) renameChecks(ctx context.Context, from, to table.Identifier, typ string) error {
+	loc, _, err := c.rowLocation(ctx, from, typ)
+	if err != nil {
 		return err
+	}
+	if loc == "" {
+		if typ == rowView {
+			return noSuchView(from)
+		}
+		return noSuchTable(from)
 	}
 	if err := c.requireNamespace(ctx, catalog.NamespaceFromIdent(to)); err != nil {
 		return err
 	}
-	return free(ctx, to)
+	occupant, err := c.occupant(ctx, to)
+	if err != nil || occupant == "" {
+		return err
+	}
+	return renameTaken(typ, occupant, from, to)
+}
+
+// occupant tells what holds an identifier: rowTable, rowView or "".
+func (c *Catalog) occupant(ctx context.Context, id table.Identifier) (string, error) {
+	loc, taken, err := c.rowLocation(ctx, id, rowTable)
+	switch {
+	case err != nil || !taken:
+		return "", err
+	case loc != "":
+		return rowTable, nil
+	}
+	return rowView, nil
 }
 
 func (c *Catalog) renameTable(w http.ResponseWriter, r *http.Request, _ icerest.Route) error {
@@ -481,7 +521,7 @@ func (c *Catalog) renameTable(w http.ResponseWriter, r *http.Request, _ icerest.
 		return err
 	}
 	ctx := r.Context()
-	if err := c.renameChecks(ctx, from, to, c.cat.CheckTableExists, catalog.ErrNoSuchTable, c.checkNameFree); err != nil {
+	if err := c.renameChecks(ctx, from, to, rowTable); err != nil {
 		return err
 	}
 	if _, err := c.cat.RenameTable(ctx, from, to); err != nil {

@@ -3,6 +3,7 @@ package embedded
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,7 +11,6 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go"
-	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 	"github.com/apache/iceberg-go/view"
 
@@ -80,7 +80,7 @@ func (c *Catalog) createView(w http.ResponseWriter, r *http.Request, rt icerest.
 	}
 	meta, err := view.NewMetadata(normalizeVersion(req.ViewVersion), req.Schema, loc, req.Properties)
 	if err != nil {
-		return badRequest("invalid view: %v", err)
+		return invalidView(err)
 	}
 	metaLoc, err := c.writeViewMetadata(ctx, meta, "")
 	if err != nil {
@@ -117,15 +117,11 @@ func normalizeVersion(v *view.Version) *view.Version {
 // checkViewNameFree rejects a create when a table or view already has the
 // name: both live in the same identifier space.
 func (c *Catalog) checkViewNameFree(ctx context.Context, id table.Identifier) error {
-	_, taken, err := c.rowLocation(ctx, id, rowView)
-	if err != nil {
+	occupant, err := c.occupant(ctx, id)
+	if err != nil || occupant == "" {
 		return err
 	}
-	if taken {
-		return fmt.Errorf("%w: a table or view named %s already exists",
-			catalog.ErrViewAlreadyExists, strings.Join(id, "."))
-	}
-	return nil
+	return nameTaken(rowView, occupant, id)
 }
 
 // loadView reads the metadata file itself rather than calling the SQL
@@ -148,7 +144,7 @@ func (c *Catalog) currentView(ctx context.Context, id table.Identifier) (string,
 		return "", nil, err
 	}
 	if loc == "" {
-		return "", nil, fmt.Errorf("%w: %s", catalog.ErrNoSuchView, strings.Join(id, "."))
+		return "", nil, noSuchView(id)
 	}
 	meta, err := c.readViewMetadata(ctx, loc)
 	return loc, meta, err
@@ -251,7 +247,11 @@ func (c *Catalog) replaceView(w http.ResponseWriter, r *http.Request, rt icerest
 func applyViewChanges(base view.Metadata, reqs view.Requirements, updates view.Updates) (view.Metadata, bool, error) {
 	for _, req := range reqs {
 		if err := req.Validate(base); err != nil {
-			return nil, false, fmt.Errorf("%w: %s: %v", errRequirementFailed, req.GetType(), err)
+			if req.GetType() == "assert-view-uuid" {
+				return nil, false, &catalogError{errRequirementFailed, fmt.Sprintf(
+					"Requirement failed: view UUID does not match: expected %s != %s", base.ViewUUID(), viewUUIDOf(req))}
+			}
+			return nil, false, &catalogError{errRequirementFailed, fmt.Sprintf("Requirement failed: %s: %v", req.GetType(), err)}
 		}
 	}
 	b, err := view.MetadataBuilderFromBase(base)
@@ -260,7 +260,7 @@ func applyViewChanges(base view.Metadata, reqs view.Requirements, updates view.U
 	}
 	for _, u := range updates {
 		if err := u.Apply(b); err != nil {
-			return nil, false, badRequest("cannot apply %s: %v", u.Action(), err)
+			return nil, false, invalidView(fmt.Errorf("cannot apply %s: %w", u.Action(), err))
 		}
 	}
 	if !b.HasChanges() {
@@ -268,9 +268,19 @@ func applyViewChanges(base view.Metadata, reqs view.Requirements, updates view.U
 	}
 	res, err := b.Build()
 	if err != nil {
-		return nil, false, badRequest("invalid view update: %v", err)
+		return nil, false, invalidView(err)
 	}
 	return res.Metadata, true, nil
+}
+
+// invalidView answers a view that iceberg-go's view package finds invalid
+// (two queries for one dialect, ...) as Java catalogs do: an
+// IllegalArgumentException with the same wording.
+func invalidView(err error) error {
+	if errors.Is(err, view.ErrInvalidViewMetadata) {
+		return invalidArgument("%v", err)
+	}
+	return badRequest("invalid view: %v", err)
 }
 
 func (c *Catalog) dropView(w http.ResponseWriter, r *http.Request, rt icerest.Route) error {
@@ -304,7 +314,7 @@ func (c *Catalog) renameView(w http.ResponseWriter, r *http.Request, _ icerest.R
 		return err
 	}
 	ctx := r.Context()
-	if err := c.renameChecks(ctx, from, to, c.cat.CheckViewExists, catalog.ErrNoSuchView, c.checkViewNameFree); err != nil {
+	if err := c.renameChecks(ctx, from, to, rowView); err != nil {
 		return err
 	}
 	err = c.withTx(ctx, func(tx *sql.Tx) error {

@@ -351,7 +351,7 @@ func TestViewErrors(t *testing.T) {
 		{"create empty sql", http.MethodPost, "/namespaces/ns/views",
 			`{"name":"x","schema":{"type":"struct","schema-id":0,"fields":[]},"properties":{},` +
 				`"view-version":{"version-id":1,"timestamp-ms":1,"schema-id":0,"summary":{},"default-namespace":["ns"],` +
-				`"representations":[{"type":"sql","sql":"","dialect":"spark"}]}}`, 400, "BadRequestException"},
+				`"representations":[{"type":"sql","sql":"","dialect":"spark"}]}}`, 400, "IllegalArgumentException"},
 		{"table create over view", http.MethodPost, "/namespaces/ns/tables",
 			`{"name":"v","schema":{"type":"struct","schema-id":0,"fields":[]}}`, 409, "AlreadyExistsException"},
 		{"load missing", http.MethodGet, "/namespaces/ns/views/missing", "", 404, "NoSuchViewException"},
