@@ -37,7 +37,7 @@ write_ops := {
 	"commitTransaction", "loadCredentials",
 }
 
-view_write_ops := {"createView", "replaceView", "dropView", "renameView"}
+view_write_ops := {"createView", "replaceView", "dropView", "renameView", "registerView"}
 
 known_ops := (read_ops | write_ops) | view_write_ops
 

@@ -209,6 +209,8 @@ test_writer_renames_and_commits_globally if {
 	allows(["writer"], "renameTable", ["sales"])
 	allows(["writer"], "commitTransaction", [])
 	denies(["writer"], "renameView", ["sales"])
+	denies(["writer"], "registerView", ["sales"])
+	allows(["admin"], "registerView", ["sales"])
 }
 
 test_reader_lists_top_level if {

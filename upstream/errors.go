@@ -126,6 +126,7 @@ var requiredFields = map[string][]struct {
 	icerest.OpCreateView:            {{"metadata-location", '"'}, {"metadata", '{'}},
 	icerest.OpReplaceView:           {{"metadata-location", '"'}, {"metadata", '{'}},
 	icerest.OpLoadView:              {{"metadata-location", '"'}, {"metadata", '{'}},
+	icerest.OpRegisterView:          {{"metadata-location", '"'}, {"metadata", '{'}},
 	icerest.OpLoadCredentials:       {{"storage-credentials", '['}},
 	icerest.OpPlanTableScan:         {{"status", '"'}},
 	icerest.OpFetchPlanningResult:   {{"status", '"'}},

@@ -225,3 +225,40 @@ func TestJavaWording(t *testing.T) {
 		require.Equal(t, tc.want, e.Error.Message, "%s %s", tc.method, tc.path)
 	}
 }
+
+// TestRegisterView registers a view from an existing view metadata file,
+// and refuses taken names and unreadable files.
+func TestRegisterView(t *testing.T) {
+	cat, srv := serve(t, testConfig(t, embedded.SQLite))
+	c := rawClient{srv: srv, prefix: url.PathEscape(cat.Name())}
+	c.post(t, "/v1/{p}/namespaces", `{"namespace":["ns"]}`)
+	c.post(t, "/v1/{p}/namespaces/ns/tables", createTableBody("t"))
+	version := `{"version-id":1,"schema-id":0,"timestamp-ms":1700000000000,"summary":{},` +
+		`"representations":[{"type":"sql","sql":"SELECT 1","dialect":"spark"}],"default-namespace":["ns"]}`
+	b := c.post(t, "/v1/{p}/namespaces/ns/views", `{"name":"v","schema":`+badInputSchema+`,"view-version":`+version+`}`)
+	var created struct {
+		MetadataLocation string `json:"metadata-location"`
+	}
+	require.NoError(t, json.Unmarshal(b, &created))
+	register := func(name, loc string) (*http.Response, []byte) {
+		return c.do(t, http.MethodPost, "/v1/{p}/namespaces/ns/register-view",
+			strings.NewReader(`{"name":"`+name+`","metadata-location":"`+loc+`"}`))
+	}
+	rsp, b := register("v2", created.MetadataLocation)
+	require.Equal(t, http.StatusOK, rsp.StatusCode, "%s", b)
+	rsp, b = c.do(t, http.MethodGet, "/v1/{p}/namespaces/ns/views/v2", nil)
+	require.Equal(t, http.StatusOK, rsp.StatusCode, "%s", b)
+	require.Contains(t, string(b), created.MetadataLocation)
+
+	rsp, b = register("v2", created.MetadataLocation)
+	requireErrorModel(t, http.MethodPost, rsp, b, http.StatusConflict, "AlreadyExistsException")
+	require.Contains(t, string(b), "View already exists: ns.v2")
+	rsp, b = register("t", created.MetadataLocation)
+	requireErrorModel(t, http.MethodPost, rsp, b, http.StatusConflict, "AlreadyExistsException")
+	require.Contains(t, string(b), "Table with same name already exists: ns.t")
+	rsp, b = register("v3", "file:///nonexistent/v.metadata.json")
+	requireErrorModel(t, http.MethodPost, rsp, b, http.StatusBadRequest, "BadRequestException")
+	rsp, b = c.do(t, http.MethodPost, "/v1/{p}/namespaces/gone/register-view",
+		strings.NewReader(`{"name":"x","metadata-location":"`+created.MetadataLocation+`"}`))
+	requireErrorModel(t, http.MethodPost, rsp, b, http.StatusNotFound, "NoSuchNamespaceException")
+}

@@ -54,6 +54,7 @@ func (c *Catalog) handlers() map[string]handlerFunc {
 		icerest.OpDropView:              c.dropView,
 		icerest.OpViewExists:            c.viewExists,
 		icerest.OpRenameView:            c.renameView,
+		icerest.OpRegisterView:          c.registerView,
 	}
 }
 

@@ -326,3 +326,42 @@ func (c *Catalog) renameView(w http.ResponseWriter, r *http.Request, _ icerest.R
 	writeNoContent(w)
 	return nil
 }
+
+// registerView adds a view from an existing view metadata file. A file that
+// cannot be read as view metadata is the client's mistake (400); what it
+// holds is never echoed.
+func (c *Catalog) registerView(w http.ResponseWriter, r *http.Request, rt icerest.Route) error {
+	var req struct {
+		Name             string `json:"name"`
+		MetadataLocation string `json:"metadata-location"`
+	}
+	if err := decodeBody(r, &req); err != nil {
+		return err
+	}
+	if req.Name == "" || req.MetadataLocation == "" {
+		return badRequest("register-view needs a name and a metadata-location")
+	}
+	if err := checkName("view", req.Name); err != nil {
+		return err
+	}
+	ctx := r.Context()
+	id := ident(rt.Namespace, req.Name)
+	if err := c.requireNamespace(ctx, rt.Namespace); err != nil {
+		return err
+	}
+	if err := c.checkViewNameFree(ctx, id); err != nil {
+		return err
+	}
+	meta, err := c.readViewMetadata(ctx, req.MetadataLocation)
+	if err != nil {
+		return badRequest("metadata-location %q cannot be read as view metadata", req.MetadataLocation)
+	}
+	err = c.withTx(ctx, func(tx *sql.Tx) error {
+		return c.insertRow(ctx, tx, id, rowView, req.MetadataLocation)
+	})
+	if err != nil {
+		return err
+	}
+	writeView(w, req.MetadataLocation, meta)
+	return nil
+}

@@ -42,7 +42,7 @@ func IsMutation(op string) bool {
 	switch op {
 	case OpCreateNamespace, OpDropNamespace, OpUpdateProperties, OpCreateTable, OpRegisterTable,
 		OpUpdateTable, OpDropTable, OpRenameTable, OpCommitTransaction, OpCreateView,
-		OpReplaceView, OpDropView, OpRenameView:
+		OpReplaceView, OpDropView, OpRenameView, OpRegisterView:
 		return true
 	}
 	return false

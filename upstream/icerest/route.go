@@ -41,6 +41,7 @@ const (
 	OpDropView              = "dropView"
 	OpViewExists            = "viewExists"
 	OpRenameView            = "renameView"
+	OpRegisterView          = "registerView"
 )
 
 // Route is a parsed Iceberg REST request path: the operation and the
@@ -154,6 +155,8 @@ func (rt *Route) parseNamespaces(method string, segs []string, sep string) *Erro
 		return rt.leaf(method, segs, rest, map[string]string{http.MethodPost: OpUpdateProperties})
 	case "register":
 		return rt.leaf(method, segs, rest, map[string]string{http.MethodPost: OpRegisterTable})
+	case "register-view":
+		return rt.leaf(method, segs, rest, map[string]string{http.MethodPost: OpRegisterView})
 	case "tables":
 		return rt.parseTables(method, segs, rest)
 	case "views":
@@ -331,4 +334,5 @@ var Endpoints = map[string]string{
 	OpDropView:              "DELETE /v1/{prefix}/namespaces/{namespace}/views/{view}",
 	OpViewExists:            "HEAD /v1/{prefix}/namespaces/{namespace}/views/{view}",
 	OpRenameView:            "POST /v1/{prefix}/views/rename",
+	OpRegisterView:          "POST /v1/{prefix}/namespaces/{namespace}/register-view",
 }
