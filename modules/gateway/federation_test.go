@@ -3,8 +3,10 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -174,4 +176,24 @@ func TestFederationConfigRewrite(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
+}
+
+// A backend that lists no endpoints (Nessie) gets none listed by the
+// gateway either: clients then apply their own defaults, as they would
+// talking to it directly (Java's view-endpoints-supported only applies to
+// an absent list).
+func TestFederationConfigWithoutEndpoints(t *testing.T) {
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"defaults":{"prefix":"main"},"overrides":{}}`)
+	}))
+	t.Cleanup(backend.Close)
+	base := gateway(t, map[string]any{"catalogs": []any{remote("lake", backend.URL, nil)}})
+	resp, err := http.Get(base + "/v1/config?warehouse=lake")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var cfg map[string]json.RawMessage
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&cfg))
+	assert.NotContains(t, cfg, "endpoints")
+	assert.JSONEq(t, `{"prefix":"lake","namespace-separator":"%1F"}`, string(cfg["overrides"]))
 }

@@ -224,22 +224,14 @@ func (h *IcebergHandler) serveToken(w http.ResponseWriter, r *http.Request) {
 type configResponse struct {
 	Defaults               map[string]string `json:"defaults"`
 	Overrides              map[string]string `json:"overrides"`
-	Endpoints              []string          `json:"endpoints"`
+	Endpoints              []string          `json:"endpoints,omitempty"`
 	IdempotencyKeyLifetime string            `json:"idempotency-key-lifetime,omitempty"`
-}
-
-// defaultEndpoints are what the spec says clients assume when a server
-// lists none.
-var defaultEndpoints = []string{
-	icerest.OpListNamespaces, icerest.OpLoadNamespaceMetadata, icerest.OpCreateNamespace,
-	icerest.OpUpdateProperties, icerest.OpDropNamespace, icerest.OpListTables, icerest.OpLoadTable,
-	icerest.OpCreateTable, icerest.OpUpdateTable, icerest.OpDropTable, icerest.OpRenameTable,
-	icerest.OpRegisterTable, icerest.OpReportMetrics, icerest.OpCommitTransaction,
 }
 
 // gatewayConfig turns a backend's /v1/config into the gateway's: the
 // gateway's catalog name as prefix, the gateway's own URL wherever the
-// backend named its own, only endpoints both sides serve, and the
+// backend named its own, only endpoints both sides serve (none listed when
+// the backend lists none), and the
 // idempotency-key lifetime when lakegate replays keyed writes itself.
 func gatewayConfig(cat *catalogState, cc *upstream.CatalogConfig, r *http.Request) configResponse {
 	name := cat.cfg.Name
@@ -260,17 +252,15 @@ func gatewayConfig(cat *catalogState, cc *upstream.CatalogConfig, r *http.Reques
 	if _, ok := cc.Overrides["uri"]; ok {
 		out.Overrides["uri"] = gatewayURL(r)
 	}
+	// A backend that lists no endpoints (Nessie) leaves the list out too, so
+	// clients apply their own defaults, as they would talking to it
+	// directly: a list of the spec's defaults would shut out Java's
+	// view-endpoints-supported, which only applies to an absent list.
 	served := map[string]bool{}
 	for _, ep := range icerest.Endpoints {
 		served[ep] = true
 	}
-	advertised := cc.Endpoints
-	if len(advertised) == 0 {
-		for _, op := range defaultEndpoints {
-			advertised = append(advertised, icerest.Endpoints[op])
-		}
-	}
-	for _, ep := range advertised {
+	for _, ep := range cc.Endpoints {
 		if served[ep] {
 			out.Endpoints = append(out.Endpoints, ep)
 		}
