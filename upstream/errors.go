@@ -90,8 +90,16 @@ func checkResponse(resp *http.Response, body []byte, op string) *icerest.Error {
 // without an error body may have been applied.
 func checkErrorResponse(resp *http.Response, body []byte, op string) *icerest.Error {
 	status := resp.StatusCode
-	if isErrorModel(body) || (len(body) == 0 && resp.Request != nil && resp.Request.Method == http.MethodHead) {
+	if len(body) == 0 && resp.Request != nil && resp.Request.Method == http.MethodHead {
 		return nil
+	}
+	if typ, msg, ok := parseErrorModel(body); ok && (typ != "" || status < 500) {
+		if typ != "" {
+			return nil
+		}
+		// Nessie sends "type": "" (a 409 for a non-empty namespace): the
+		// message stays, the type is the one the operation's spec names.
+		return icerest.Errorf(status, errorTypeForOp(op, status), "%s", msg)
 	}
 	switch {
 	case status == http.StatusNotImplemented:
@@ -179,14 +187,56 @@ func hasKeyOfKind(body []byte, name string, kind byte) bool {
 	}
 }
 
-func isErrorModel(body []byte) bool {
+// parseErrorModel reads an Iceberg error body; ok when it has an error
+// object with a type or a message.
+func parseErrorModel(body []byte) (typ, msg string, ok bool) {
 	var m struct {
 		Error *struct {
-			Type string `json:"type"`
-			Code int    `json:"code"`
+			Type    string `json:"type"`
+			Message string `json:"message"`
 		} `json:"error"`
 	}
-	return json.Unmarshal(body, &m) == nil && m.Error != nil && m.Error.Type != ""
+	if json.Unmarshal(body, &m) != nil || m.Error == nil || (m.Error.Type == "" && m.Error.Message == "") {
+		return "", "", false
+	}
+	return m.Error.Type, m.Error.Message, true
+}
+
+// errorTypeForOp names the spec's exception for an error status of an
+// operation, for backends that send none.
+func errorTypeForOp(op string, status int) string {
+	switch {
+	case status == http.StatusNotFound && isViewOp(op):
+		return icerest.NoSuchView
+	case status == http.StatusNotFound && isTableOp(op):
+		return icerest.NoSuchTable
+	case status == http.StatusNotFound:
+		return icerest.NoSuchNamespace
+	case status == http.StatusConflict && op == icerest.OpDropNamespace:
+		return icerest.NamespaceNotEmpty
+	case status == http.StatusConflict && (op == icerest.OpUpdateTable || op == icerest.OpCommitTransaction ||
+		op == icerest.OpReplaceView):
+		return icerest.CommitFailed
+	}
+	return errorTypeFor(status)
+}
+
+func isViewOp(op string) bool {
+	switch op {
+	case icerest.OpLoadView, icerest.OpReplaceView, icerest.OpDropView, icerest.OpViewExists, icerest.OpRenameView:
+		return true
+	}
+	return false
+}
+
+func isTableOp(op string) bool {
+	switch op {
+	case icerest.OpLoadTable, icerest.OpUpdateTable, icerest.OpDropTable, icerest.OpTableExists,
+		icerest.OpLoadCredentials, icerest.OpReportMetrics, icerest.OpPlanTableScan, icerest.OpFetchPlanningResult,
+		icerest.OpCancelPlanning, icerest.OpFetchScanTasks, icerest.OpRenameTable:
+		return true
+	}
+	return false
 }
 
 // errorTypeFor names the spec's exception for a bare 4xx status.

@@ -292,6 +292,18 @@ func TestRemoteBadInputs(t *testing.T) {
 		{name: "commit answered without metadata-location", method: "POST", path: loadTablePath, body: commitBody,
 			backend: status(200, "application/json", `{"metadata":{}}`),
 			status:  http.StatusBadGateway, typ: icerest.CommitStateUnknown, hits: 1},
+		// Nessie's error bodies carry "type": "": the message is kept, the
+		// type comes from the operation.
+		{name: "empty type on a namespace drop", method: "DELETE", path: "/v1/gw/namespaces/db",
+			backend: status(409, "application/json", `{"error":{"message":"Namespace 'db' is not empty","type":"","code":409}}`),
+			status:  http.StatusConflict, typ: icerest.NamespaceNotEmpty, hits: 1,
+			check: func(t *testing.T, a answer) { assert.Equal(t, "Namespace 'db' is not empty", a.Err.Message) }},
+		{name: "empty type on a table load", method: "GET", path: loadTablePath,
+			backend: status(404, "application/json", `{"error":{"message":"Table 'db.t' does not exist","type":"","code":404}}`),
+			status:  http.StatusNotFound, typ: icerest.NoSuchTable, hits: 1},
+		{name: "empty type on a commit", method: "POST", path: loadTablePath, body: commitBody,
+			backend: status(409, "application/json", `{"error":{"message":"conflict","type":"","code":409}}`),
+			status:  http.StatusConflict, typ: icerest.CommitFailed, hits: 1},
 		{name: "empty 404 on a read gets the error model", method: "GET", path: loadTablePath,
 			backend: status(404, "application/json", ""),
 			status:  http.StatusNotFound, typ: icerest.NotFound, hits: 1},
