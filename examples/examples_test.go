@@ -116,8 +116,9 @@ var examples = map[string]map[string]exampleCase{
 	"nessie": {
 		"defaults": {
 			defaultCatalog: "nessie",
+			// no prefix: the one Nessie advertises for the warehouse
 			catalogs: []wantCatalog{{name: "nessie", remoteURL: "http://127.0.0.1:19120/iceberg",
-				prefix: "main", auth: "none"}},
+				auth: "none"}},
 		},
 		"env": {
 			env: map[string]string{
