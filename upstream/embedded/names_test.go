@@ -257,7 +257,29 @@ func TestRegisterView(t *testing.T) {
 	requireErrorModel(t, http.MethodPost, rsp, b, http.StatusConflict, "AlreadyExistsException")
 	require.Contains(t, string(b), "Table with same name already exists: ns.t")
 	rsp, b = register("v3", "file:///nonexistent/v.metadata.json")
-	requireErrorModel(t, http.MethodPost, rsp, b, http.StatusBadRequest, "BadRequestException")
+	requireErrorModel(t, http.MethodPost, rsp, b, http.StatusNotFound, "NotFoundException")
+	require.Contains(t, string(b), "Failed to open input stream for file: file:///nonexistent/v.metadata.json")
+
+	// A view with gc.enabled=false keeps its metadata file when dropped, so
+	// it can be registered again; any other view's file goes with it.
+	for _, gc := range []string{"false", "true"} {
+		b = c.post(t, "/v1/{p}/namespaces/ns/views", `{"name":"g","schema":`+badInputSchema+
+			`,"view-version":`+version+`,"properties":{"gc.enabled":"`+gc+`"}}`)
+		var g struct {
+			MetadataLocation string `json:"metadata-location"`
+		}
+		require.NoError(t, json.Unmarshal(b, &g))
+		rsp, b = c.do(t, http.MethodDelete, "/v1/{p}/namespaces/ns/views/g", nil)
+		require.Equal(t, http.StatusNoContent, rsp.StatusCode, "%s", b)
+		rsp, b = register("g", g.MetadataLocation)
+		if gc == "false" {
+			require.Equal(t, http.StatusOK, rsp.StatusCode, "%s", b)
+			rsp, _ = c.do(t, http.MethodDelete, "/v1/{p}/namespaces/ns/views/g", nil)
+			require.Equal(t, http.StatusNoContent, rsp.StatusCode)
+		} else {
+			requireErrorModel(t, http.MethodPost, rsp, b, http.StatusNotFound, "NotFoundException")
+		}
+	}
 	rsp, b = c.do(t, http.MethodPost, "/v1/{p}/namespaces/gone/register-view",
 		strings.NewReader(`{"name":"x","metadata-location":"`+created.MetadataLocation+`"}`))
 	requireErrorModel(t, http.MethodPost, rsp, b, http.StatusNotFound, "NoSuchNamespaceException")

@@ -231,7 +231,7 @@ func (c *Catalog) dropContents(r *http.Request, ns table.Identifier, purge bool)
 		if err != nil {
 			return err
 		}
-		if err := c.cat.DropView(ctx, id); err != nil {
+		if err := c.dropViewIdent(ctx, id); err != nil {
 			return err
 		}
 	}

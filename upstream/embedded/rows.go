@@ -84,6 +84,22 @@ func (c *Catalog) swapRow(ctx context.Context, tx *sql.Tx, id table.Identifier, 
 	return nil
 }
 
+// deleteRow removes the row of id if it still points at loc; otherwise the
+// object changed or went away concurrently.
+func (c *Catalog) deleteRow(ctx context.Context, tx *sql.Tx, id table.Identifier, typ, loc string) error {
+	res, err := tx.ExecContext(ctx, c.rebind(`DELETE FROM iceberg_tables
+		WHERE catalog_name = ? AND table_namespace = ? AND table_name = ? AND iceberg_type = ?
+		AND metadata_location = ?`),
+		c.cfg.Name, storageKey(catalog.NamespaceFromIdent(id)), catalog.TableNameFromIdent(id), typ, loc)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return fmt.Errorf("%w: %s was changed concurrently", table.ErrCommitFailed, strings.Join(id, "."))
+	}
+	return nil
+}
+
 // renameRow moves a row to another identifier.
 func (c *Catalog) renameRow(ctx context.Context, tx *sql.Tx, from, to table.Identifier, typ string) error {
 	res, err := tx.ExecContext(ctx, c.rebind(`UPDATE iceberg_tables

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"strings"
 	"time"
@@ -284,10 +285,28 @@ func invalidView(err error) error {
 }
 
 func (c *Catalog) dropView(w http.ResponseWriter, r *http.Request, rt icerest.Route) error {
-	if err := c.cat.DropView(r.Context(), ident(rt.Namespace, rt.View)); err != nil {
+	if err := c.dropViewIdent(r.Context(), ident(rt.Namespace, rt.View)); err != nil {
 		return err
 	}
 	writeNoContent(w)
+	return nil
+}
+
+// dropViewIdent drops a view's row, then its current metadata file unless
+// the view sets gc.enabled=false: as in Java's catalogs, such a view can be
+// registered again from that file. (iceberg-go's DropView always deletes it.)
+func (c *Catalog) dropViewIdent(ctx context.Context, id table.Identifier) error {
+	loc, meta, err := c.currentView(ctx, id)
+	if err != nil {
+		return err
+	}
+	err = c.withTx(ctx, func(tx *sql.Tx) error { return c.deleteRow(ctx, tx, id, rowView, loc) })
+	if err != nil {
+		return err
+	}
+	if meta.Properties().Get("gc.enabled", "true") != "false" {
+		c.removeFile(ctx, loc)
+	}
 	return nil
 }
 
@@ -353,6 +372,9 @@ func (c *Catalog) registerView(w http.ResponseWriter, r *http.Request, rt iceres
 		return err
 	}
 	meta, err := c.readViewMetadata(ctx, req.MetadataLocation)
+	if errors.Is(err, fs.ErrNotExist) {
+		return icerest.Errorf(http.StatusNotFound, icerest.NotFound, "Failed to open input stream for file: %s", req.MetadataLocation)
+	}
 	if err != nil {
 		return badRequest("metadata-location %q cannot be read as view metadata", req.MetadataLocation)
 	}
