@@ -20,6 +20,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -43,6 +44,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/catalog/rest"
+	_ "github.com/apache/iceberg-go/io/gocloud/s3" // -setup appends to S3 warehouses too (Nessie's)
 	"github.com/apache/iceberg-go/table"
 )
 
@@ -52,7 +54,8 @@ func main() {
 		wait        = flag.Bool("wait", false, "wait until -url answers GET /v1/config with 200, then exit")
 		summarize   = flag.String("summarize", "", "print a markdown comparison of DIR/direct-*.json and DIR/gateway-*.json")
 		base        = flag.String("url", "http://127.0.0.1:18181", "catalog base URL (loopback only), without /v1")
-		prefix      = flag.String("prefix", "local", "catalog prefix (the warehouse name)")
+		prefix      = flag.String("prefix", "local", "catalog prefix (the warehouse name; raw path text, may be empty)")
+		warehouse   = flag.String("warehouse", "", "warehouse for -setup (default: -prefix)")
 		namespace   = flag.String("namespace", "bench", "namespace of the table")
 		tableName   = flag.String("table", "events", "table name")
 		snapshots   = flag.Int("snapshots", 32, "snapshots the table holds after -setup")
@@ -80,14 +83,14 @@ func main() {
 			fatal(err)
 		}
 	case *setup && *op == "commit":
-		if err := setupCommitTables(context.Background(), *base, *prefix, *namespace, *tableName, *concurrency); err != nil {
+		if err := setupCommitTables(context.Background(), *base, cmp.Or(*warehouse, *prefix), *namespace, *tableName, *concurrency); err != nil {
 			fatal(err)
 		}
 	case *setup:
 		if *snapshots < 1 {
 			fatal(errors.New("-snapshots must be at least 1"))
 		}
-		n, err := setupTable(context.Background(), *base, *prefix, *namespace, *tableName, *snapshots)
+		n, err := setupTable(context.Background(), *base, cmp.Or(*warehouse, *prefix), *namespace, *tableName, *snapshots)
 		if err != nil {
 			fatal(err)
 		}
@@ -96,8 +99,8 @@ func main() {
 		if *concurrency < 1 || *duration <= 0 || *maxRequests < 1 {
 			fatal(errors.New("-concurrency, -duration and -max-requests must be positive"))
 		}
-		target := strings.TrimRight(*base, "/") + "/v1/" + url.PathEscape(*prefix) +
-			"/namespaces/" + url.PathEscape(*namespace) + "/tables/" + url.PathEscape(*tableName)
+		target := strings.TrimRight(*base, "/") + "/v1/" + prefixPath(*prefix) +
+			"namespaces/" + url.PathEscape(*namespace) + "/tables/" + url.PathEscape(*tableName)
 		send, err := sender(*op, target)
 		if err != nil {
 			fatal(err)
@@ -109,6 +112,25 @@ func main() {
 		out, _ := json.Marshal(res)
 		fmt.Println(string(out))
 	}
+}
+
+// prefixPath is the path segment of a catalog prefix ("" for a backend
+// that uses none, such as Iceberg's reference server). A prefix is raw
+// path text (Nessie's main%7Cwarehouse), inserted as is.
+func prefixPath(prefix string) string {
+	if prefix == "" {
+		return ""
+	}
+	return prefix + "/"
+}
+
+// catalogOptions connects to a catalog by its warehouse name, or to the
+// backend's only catalog when there is none.
+func catalogOptions(warehouse string) []rest.Option {
+	if warehouse == "" {
+		return nil
+	}
+	return []rest.Option{rest.WithWarehouseLocation(warehouse)}
 }
 
 func fatal(err error) {
@@ -158,7 +180,7 @@ var eventSchema = iceberg.NewSchema(0,
 // 10-row batches until the table holds want snapshots; it returns how
 // many it holds.
 func setupTable(ctx context.Context, base, prefix, ns, name string, want int) (int, error) {
-	cat, err := rest.NewCatalog(ctx, "loadgen", base, rest.WithWarehouseLocation(prefix))
+	cat, err := rest.NewCatalog(ctx, "loadgen", base, catalogOptions(prefix)...)
 	if err != nil {
 		return 0, err
 	}
@@ -340,7 +362,7 @@ func sender(op, target string) (sendFunc, error) {
 // setupCommitTables creates the namespace and one empty table per worker
 // for -op commit.
 func setupCommitTables(ctx context.Context, base, prefix, ns, name string, workers int) error {
-	cat, err := rest.NewCatalog(ctx, "loadgen", base, rest.WithWarehouseLocation(prefix))
+	cat, err := rest.NewCatalog(ctx, "loadgen", base, catalogOptions(prefix)...)
 	if err != nil {
 		return err
 	}
