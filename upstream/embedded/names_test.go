@@ -2,6 +2,7 @@ package embedded_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
@@ -283,4 +284,53 @@ func TestRegisterView(t *testing.T) {
 	rsp, b = c.do(t, http.MethodPost, "/v1/{p}/namespaces/gone/register-view",
 		strings.NewReader(`{"name":"x","metadata-location":"`+created.MetadataLocation+`"}`))
 	requireErrorModel(t, http.MethodPost, rsp, b, http.StatusNotFound, "NoSuchNamespaceException")
+}
+
+// TestCreateWithClientFieldIDs: Spark numbers a new table's columns from 0,
+// and its partition spec and sort order name those ids; the catalog
+// renumbers the schema and the spec and order follow.
+func TestCreateWithClientFieldIDs(t *testing.T) {
+	cat, srv := serve(t, testConfig(t, embedded.SQLite))
+	c := rawClient{srv: srv, prefix: url.PathEscape(cat.Name())}
+	c.post(t, "/v1/{p}/namespaces", `{"namespace":["ns"]}`)
+	body := func(name string, stage bool) string {
+		return fmt.Sprintf(`{"name":"%s","stage-create":%t,"schema":{"type":"struct","schema-id":0,"fields":[`+
+			`{"id":0,"name":"category","type":"string","required":false},`+
+			`{"id":1,"name":"id","type":"long","required":false}]},`+
+			`"partition-spec":{"spec-id":0,"fields":[{"source-id":0,"field-id":1000,"name":"category","transform":"identity"}]},`+
+			`"write-order":{"order-id":1,"fields":[{"source-id":1,"transform":"identity","direction":"asc","null-order":"nulls-first"}]}}`,
+			name, stage)
+	}
+	for _, stage := range []bool{false, true} {
+		b := c.post(t, "/v1/{p}/namespaces/ns/tables", body(fmt.Sprintf("t_%t", stage), stage))
+		var res struct {
+			Metadata struct {
+				Schemas []struct {
+					Fields []struct {
+						ID   int    `json:"id"`
+						Name string `json:"name"`
+					} `json:"fields"`
+				} `json:"schemas"`
+				Specs []struct {
+					Fields []struct {
+						SourceID int `json:"source-id"`
+					} `json:"fields"`
+				} `json:"partition-specs"`
+				Orders []struct {
+					Fields []struct {
+						SourceID int `json:"source-id"`
+					} `json:"fields"`
+				} `json:"sort-orders"`
+			} `json:"metadata"`
+		}
+		require.NoError(t, json.Unmarshal(b, &res), "%s", b)
+		ids := map[string]int{}
+		for _, f := range res.Metadata.Schemas[0].Fields {
+			ids[f.Name] = f.ID
+		}
+		require.Equal(t, ids["category"], res.Metadata.Specs[0].Fields[0].SourceID, "stage=%t: %s", stage, b)
+		last := res.Metadata.Orders[len(res.Metadata.Orders)-1]
+		require.Equal(t, ids["id"], last.Fields[0].SourceID, "stage=%t: %s", stage, b)
+		require.Positive(t, ids["category"])
+	}
 }

@@ -73,13 +73,15 @@ func (c *Catalog) listObjects(w http.ResponseWriter, r *http.Request, rt icerest
 }
 
 type createTableRequest struct {
-	Name          string                 `json:"name"`
-	Location      string                 `json:"location"`
-	Schema        *iceberg.Schema        `json:"schema"`
-	PartitionSpec *iceberg.PartitionSpec `json:"partition-spec"`
-	WriteOrder    *table.SortOrder       `json:"write-order"`
-	StageCreate   bool                   `json:"stage-create"`
-	Properties    iceberg.Properties     `json:"properties"`
+	Name     string          `json:"name"`
+	Location string          `json:"location"`
+	Schema   *iceberg.Schema `json:"schema"`
+	// The client's spec and order name its own field ids, which the schema
+	// renumbers: unbound, so Spark's 0-based ids decode.
+	PartitionSpec *iceberg.UnboundPartitionSpec `json:"partition-spec"`
+	WriteOrder    *table.UnboundSortOrder       `json:"write-order"`
+	StageCreate   bool                          `json:"stage-create"`
+	Properties    iceberg.Properties            `json:"properties"`
 }
 
 // loadTableResult is the spec's LoadTableResult.
@@ -119,10 +121,10 @@ func (c *Catalog) createTable(w http.ResponseWriter, r *http.Request, rt icerest
 	}
 	opts := []catalog.CreateTableOpt{catalog.WithProperties(req.Properties), catalog.WithLocation(loc)}
 	if req.PartitionSpec != nil {
-		opts = append(opts, catalog.WithPartitionSpec(req.PartitionSpec))
+		opts = append(opts, catalog.WithPartitionSpec(&req.PartitionSpec.PartitionSpec))
 	}
 	if req.WriteOrder != nil {
-		opts = append(opts, catalog.WithSortOrder(*req.WriteOrder))
+		opts = append(opts, catalog.WithSortOrder(req.WriteOrder.SortOrder))
 	}
 	if req.StageCreate {
 		return c.stageCreate(w, r, id, req)
@@ -151,10 +153,14 @@ func (c *Catalog) stageCreate(w http.ResponseWriter, r *http.Request, id table.I
 		}
 	}
 	order := table.UnsortedSortOrder
-	if req.WriteOrder != nil {
-		order = *req.WriteOrder
+	var spec *iceberg.PartitionSpec
+	if req.PartitionSpec != nil {
+		spec = &req.PartitionSpec.PartitionSpec
 	}
-	meta, err := table.NewMetadata(req.Schema, req.PartitionSpec, order, loc, req.Properties)
+	if req.WriteOrder != nil {
+		order = req.WriteOrder.SortOrder
+	}
+	meta, err := table.NewMetadata(req.Schema, spec, order, loc, req.Properties)
 	if err != nil {
 		return badRequest("%v", err)
 	}
