@@ -1,0 +1,31 @@
+# Iceberg's reference REST server (RESTCatalogServer from iceberg-open-api's
+# test-fixtures jar, as Iceberg's REST Compatibility Kit runs it): a JDBC
+# catalog on SQLite with a local warehouse. Source after ../lib.sh; needs
+# REFSERVER_CLASSPATH (run.sh builds it with `mvn dependency:build-classpath`
+# on pom.xml, which pins the server's dependencies).
+#
+#   start_refserver NAME   fresh, empty server on 127.0.0.1:$PORT_REF (it
+#                          binds every interface: the fixture has no host
+#                          setting), state and log in $INTEROP_WORK/java/NAME/
+#
+# The fixture reads its catalog properties from CATALOG_* environment
+# variables (CATALOG_FOO__BAR_BAZ -> foo-bar.baz, RCKUtils.environmentCatalogConfig):
+# uri (JDBC URL), warehouse, rest.port; catalog-impl defaults to JdbcCatalog
+# and jdbc.schema-version to V1 (which stores views too).
+start_refserver() {
+	local name=$1 dir="$INTEROP_WORK/java/$1"
+	if [ -z "${REFSERVER_CLASSPATH:-}" ]; then
+		echo "start_refserver: REFSERVER_CLASSPATH is not set" >&2
+		return 1
+	fi
+	rm -rf "$dir"
+	mkdir -p "$dir/warehouse"
+	# exec: the recorded pid is the JVM itself, so interop_cleanup stops it.
+	(exec env CATALOG_URI="jdbc:sqlite:$dir/catalog.db" CATALOG_WAREHOUSE="$dir/warehouse" \
+		CATALOG_REST_PORT="$PORT_REF" \
+		java -Xmx512m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
+		-cp "$REFSERVER_CLASSPATH" org.apache.iceberg.rest.RESTCatalogServer \
+		>"$dir/server.log" 2>&1) &
+	INTEROP_PIDS+=($!)
+	wait_port "$PORT_REF" 60 "$dir/server.log"
+}

@@ -1,0 +1,126 @@
+# Shared shell functions for the interop suites. Source it from bash:
+#   . "$(dirname "$0")/../lib.sh"     (or interop/lib.sh from the repo root)
+#
+# Every port comes from INTEROP_PORT_BASE (default 18100) so two runs on one
+# machine (or two people's suites) do not collide:
+#   base+81  lakegate, root Caddyfile (embedded catalog `local`)
+#   base+82  lakegate, examples/remote in front of the reference server
+#   base+83  lakegate, examples/nessie in front of Nessie
+#   base+84  lakegate, examples/policy (identity + roles) in front of the reference server
+#   base+90  Iceberg's reference REST server (RESTCatalogServer, JDBC on SQLite)
+#   base+20  Nessie (HTTP); base+21 Nessie management
+#   base+30  the S3 object store Nessie writes to
+#   base+100.. admin endpoints of the gateways above (base+100+n for gateway n)
+# State lives under INTEROP_WORK (default interop/.work, git-ignored);
+# downloads under INTEROP_CACHE (default ~/.cache/lakegate-interop), reused
+# when present.
+
+INTEROP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO_ROOT=$(cd "$INTEROP_ROOT/.." && pwd)
+INTEROP_PORT_BASE=${INTEROP_PORT_BASE:-18100}
+INTEROP_WORK=${INTEROP_WORK:-$INTEROP_ROOT/.work}
+INTEROP_CACHE=${INTEROP_CACHE:-$HOME/.cache/lakegate-interop}
+mkdir -p "$INTEROP_WORK" "$INTEROP_CACHE"
+
+port() { echo $((INTEROP_PORT_BASE + $1)); }
+PORT_EMBEDDED=$(port 81)
+PORT_GW_REF=$(port 82)
+PORT_GW_NESSIE=$(port 83)
+PORT_GW_POLICY=$(port 84)
+PORT_REF=$(port 90)
+PORT_NESSIE=$(port 20)
+PORT_NESSIE_MGMT=$(port 21)
+PORT_S3=$(port 30)
+
+# Background processes started here; stopped by interop_cleanup (trap it).
+INTEROP_PIDS=()
+interop_cleanup() {
+	local pid
+	for pid in "${INTEROP_PIDS[@]:-}"; do
+		[ -n "$pid" ] && kill "$pid" 2>/dev/null || true
+	done
+	for pid in "${INTEROP_PIDS[@]:-}"; do
+		[ -n "$pid" ] && wait "$pid" 2>/dev/null || true
+	done
+	INTEROP_PIDS=()
+}
+
+# wait_port PORT [SECONDS] [LOGFILE]: waits until 127.0.0.1:PORT accepts.
+wait_port() {
+	local port=$1 secs=${2:-60} log=${3:-} i
+	for ((i = 0; i < secs * 10; i++)); do
+		if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then return 0; fi
+		sleep 0.1
+	done
+	echo "nothing listens on 127.0.0.1:$port after ${secs}s" >&2
+	[ -n "$log" ] && tail -n 40 "$log" >&2
+	return 1
+}
+
+# build_lakegate: builds the gateway binary once per work folder.
+LAKEGATE_BIN=${LAKEGATE_BIN:-$INTEROP_WORK/lakegate}
+build_lakegate() {
+	(cd "$REPO_ROOT" && go build -o "$LAKEGATE_BIN" ./caddy)
+}
+
+# start_lakegate NAME CADDYFILE PORT ADMIN_PORT [VAR=VALUE ...]: runs the
+# gateway on CADDYFILE (a path relative to the repository root) with its own
+# data folder, listening on 127.0.0.1:PORT. Extra VAR=VALUE pairs are passed
+# as environment (UPSTREAM_URL=..., NESSIE_URL=...). Logs: $INTEROP_WORK/NAME.log.
+start_lakegate() {
+	local name=$1 caddyfile=$2 port=$3 admin=$4
+	shift 4
+	local log="$INTEROP_WORK/$name.log"
+	rm -rf "$INTEROP_WORK/data-$name"
+	# exec: the recorded pid is the gateway itself, so interop_cleanup stops it.
+	(cd "$REPO_ROOT" && exec env LAKEGATE_ADDR="127.0.0.1:$port" LAKEGATE_ADMIN_PORT="$admin" \
+		LAKEGATE_DATA="$INTEROP_WORK/data-$name" LAKEGATE_POLICIES="$REPO_ROOT/policies" "$@" \
+		"$LAKEGATE_BIN" run --config "$caddyfile" >"$log" 2>&1) &
+	INTEROP_PIDS+=($!)
+	wait_port "$port" 60 "$log"
+}
+
+# mvn_cached ARGS...: Maven with its local repository in the download cache.
+mvn_cached() {
+	mvn -B -q -Dmaven.repo.local="$INTEROP_CACHE/m2" "$@"
+}
+
+# interop_venv: a virtualenv in the cache with interop/python/requirements.txt
+# installed (re-installed only when that file changes); prints its python.
+interop_venv() {
+	local req="$INTEROP_ROOT/python/requirements.txt"
+	local sum venv
+	sum=$(sha256sum "$req" | cut -c1-12)
+	venv="$INTEROP_CACHE/venv-$sum"
+	if [ ! -e "$venv/.complete" ]; then
+		rm -rf "$venv"
+		python3 -m venv "$venv" >&2
+		"$venv/bin/python" -m pip install -q --cache-dir "$INTEROP_CACHE/pip" -r "$req" >&2
+		touch "$venv/.complete"
+	fi
+	echo "$venv/bin/python"
+}
+
+# report LINE: prints a suite's summary line ("java/embedded: 10 passed,
+# 0 failed, 2 skipped") and appends it to $INTEROP_WORK/summary.txt, which
+# interop/run and .ci/run print at the end.
+report() {
+	echo "$*"
+	echo "$*" >>"$INTEROP_WORK/summary.txt"
+}
+
+# mvn_jars POM: the runtime dependencies that POM lists, copied once (per
+# version of POM) into $INTEROP_CACHE/jars-<hash>; prints that folder. For
+# handing jars to a JVM tool (e.g. Spark's spark.jars) without it resolving
+# them itself.
+mvn_jars() {
+	local pom=$1 dir
+	dir="$INTEROP_CACHE/jars-$(sha256sum "$pom" | cut -c1-12)"
+	if [ ! -e "$dir/.complete" ]; then
+		rm -rf "$dir"
+		mvn_cached -Dstyle.color=never -f "$pom" dependency:copy-dependencies -DincludeScope=runtime \
+			-DoutputDirectory="$dir" >&2 || return 1
+		touch "$dir/.complete"
+	fi
+	echo "$dir"
+}

@@ -1,0 +1,163 @@
+"""Shared configuration of the Python interop suites (Spark SQL, PyIceberg).
+
+run.sh starts the gateways and tells the tests where they are through
+environment variables; a target whose variable is unset is skipped with a
+reason. Every target is one lakegate gateway and one of its catalogs,
+chosen by the Iceberg `warehouse` property:
+
+  embedded   LAKEGATE_EMBEDDED_URI   root Caddyfile, embedded catalog `local`
+  refserver  LAKEGATE_REFSERVER_URI  examples/remote, catalog `remote` in front
+                                     of Iceberg's reference REST server
+                                     (LAKEGATE_REFSERVER_WAREHOUSE overrides the
+                                     warehouse; empty: none)
+  nessie     LAKEGATE_NESSIE_URI     examples/nessie, catalog `nessie`
+                                     (LAKEGATE_NESSIE_PROPS: JSON object of the
+                                     client's S3 properties, Iceberg names;
+                                     LAKEGATE_NESSIE_WAREHOUSE as above)
+  policy     LAKEGATE_POLICY_URI     examples/policy, catalog `local`, OAuth2
+                                     clients reader, writer and admin
+"""
+
+import json
+import os
+import re
+import uuid
+
+import pytest
+
+
+class Target:
+    def __init__(self, name, env, warehouse, props_env=None):
+        self.name = name
+        self.env = env
+        self.uri = os.environ.get(env, "")
+        # run.sh's direct-* targets point a target straight at its backend,
+        # with an empty warehouse (then none is sent).
+        self.warehouse = os.environ.get(env.replace("_URI", "_WAREHOUSE"), warehouse)
+        self.props = {}
+        if props_env and os.environ.get(props_env):
+            self.props = json.loads(os.environ[props_env])
+
+    @property
+    def available(self):
+        return bool(self.uri)
+
+    def skip_unless_available(self):
+        if not self.available:
+            pytest.skip(f"target {self.name}: {self.env} is not set (run.sh did not start it)")
+
+    def __repr__(self):
+        return f"Target({self.name})"
+
+
+TARGETS = {
+    "embedded": Target("embedded", "LAKEGATE_EMBEDDED_URI", "local"),
+    "refserver": Target("refserver", "LAKEGATE_REFSERVER_URI", "remote"),
+    "nessie": Target("nessie", "LAKEGATE_NESSIE_URI", "nessie", "LAKEGATE_NESSIE_PROPS"),
+}
+# The catalog tests run on every data target; the OAuth2 tests on this one.
+DATA_TARGETS = ["embedded", "refserver", "nessie"]
+POLICY = Target("policy", "LAKEGATE_POLICY_URI", "local")
+
+# examples/policy's clients (its Caddyfile's defaults).
+CREDENTIALS = {
+    "reader": "reader:reader-secret",
+    "writer": "writer:writer-secret",
+    "admin": "admin:admin-secret",
+}
+
+# One id per pytest run, so that namespaces never collide with those of an
+# earlier run against a backend that keeps its state.
+RUN_ID = uuid.uuid4().hex[:8]
+
+
+def unique(prefix):
+    return f"{prefix}_{RUN_ID}_{uuid.uuid4().hex[:6]}"
+
+
+@pytest.fixture(params=DATA_TARGETS)
+def target(request):  # request.param is the target's name (see expected-failures.txt)
+    t = TARGETS[request.param]
+    t.skip_unless_available()
+    return t
+
+
+@pytest.fixture
+def policy_target():
+    POLICY.skip_unless_available()
+    return POLICY
+
+
+def _short_jvm_error(text, limit=12):
+    """A JVM error's message and causes without the stack frames."""
+    keep = []
+    for line in text.splitlines():
+        s = line.strip()
+        if s.startswith("Suppressed:") or s == "JVM stacktrace:":
+            break
+        if s.startswith("at ") or (s.startswith("...") and s.endswith("more")) or not s:
+            continue
+        keep.append(line)
+    return "\n".join(keep[:limit])
+
+
+def _expected_failures():
+    """{(file, test): (backends, reason, match)} from expected-failures.txt."""
+    out, reason = {}, []
+    path = os.path.join(os.path.dirname(__file__), "expected-failures.txt")
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if not line:
+                reason = []
+            elif line.startswith("#"):
+                reason.append(line.lstrip("# "))
+            else:
+                line, _, match = line.partition(" match: ")
+                backends, test = line.split(None, 1)
+                file, name = test.strip().split("::", 1)
+                out[(file, name)] = (set(backends.split(",")), " ".join(reason), match.strip())
+    return out
+
+
+EXPECTED_MATCH = pytest.StashKey[str]()
+
+
+def pytest_collection_modifyitems(config, items):
+    expected = _expected_failures()
+    for item in items:
+        target = getattr(item, "callspec", None) and item.callspec.params.get("target")
+        key = (os.path.basename(str(item.path)), item.originalname)
+        if target and key in expected and target in expected[key][0]:
+            backends, reason, match = expected[key]
+            item.add_marker(pytest.mark.xfail(strict=True, reason=f"{target}'s own failure: {reason}"))
+            if match:
+                item.stash[EXPECTED_MATCH] = match
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if call.excinfo is None:
+        return
+    text = str(call.excinfo.value)
+    # An expected failure counts only when it is the one expected-failures.txt
+    # describes (its `match:` regex is found in the error).
+    match = item.stash.get(EXPECTED_MATCH, "")
+    if getattr(report, "wasxfail", None) and match and not re.search(match, text):
+        report.outcome = "failed"
+        del report.wasxfail
+        report.longrepr = (f"failed, but not as expected-failures.txt expects "
+                           f"(no match for {match!r}):\n{report.longrepr}")
+        return
+    # Failures raised from the JVM (Spark) carry a stack trace of hundreds of
+    # lines in their message: report the test's line and the Java message
+    # and causes instead.
+    if not report.failed or "\n\tat " not in text:
+        return
+    where = [e for e in call.excinfo.traceback if str(e.path) == str(item.path)]
+    loc = f"{where[-1].path}:{where[-1].lineno + 1}" if where else item.nodeid
+    source = str(where[-1].statement).strip() if where else ""
+    report.longrepr = (f"{loc}: {source}\n{call.excinfo.typename}: "
+                       f"{_short_jvm_error(text)}")
