@@ -61,20 +61,13 @@ func (c *Catalog) createView(w http.ResponseWriter, r *http.Request, rt icerest.
 	if req.Name == "" || req.Schema == nil || req.ViewVersion == nil {
 		return badRequest("create view needs a name, a schema and a view-version")
 	}
-	if err := checkName("view", req.Name); err != nil {
-		return err
-	}
 	ctx := r.Context()
-	id := ident(rt.Namespace, req.Name)
-	if err := c.requireNamespace(ctx, rt.Namespace); err != nil {
-		return err
-	}
-	if err := c.checkViewNameFree(ctx, id); err != nil {
+	id, err := c.newViewIdent(ctx, rt.Namespace, req.Name)
+	if err != nil {
 		return err
 	}
 	loc := strings.TrimSuffix(req.Location, "/")
 	if loc == "" {
-		var err error
 		if loc, err = c.defaultLocation(ctx, id); err != nil {
 			return err
 		}
@@ -346,6 +339,19 @@ func (c *Catalog) renameView(w http.ResponseWriter, r *http.Request, _ icerest.R
 	return nil
 }
 
+// newViewIdent checks what a new view's name must be: storable, in an
+// existing namespace, and free.
+func (c *Catalog) newViewIdent(ctx context.Context, ns table.Identifier, name string) (table.Identifier, error) {
+	if err := checkName("view", name); err != nil {
+		return nil, err
+	}
+	if err := c.requireNamespace(ctx, ns); err != nil {
+		return nil, err
+	}
+	id := ident(ns, name)
+	return id, c.checkViewNameFree(ctx, id)
+}
+
 // registerView adds a view from an existing view metadata file. A file that
 // cannot be read as view metadata is the client's mistake (400); what it
 // holds is never echoed.
@@ -360,15 +366,9 @@ func (c *Catalog) registerView(w http.ResponseWriter, r *http.Request, rt iceres
 	if req.Name == "" || req.MetadataLocation == "" {
 		return badRequest("register-view needs a name and a metadata-location")
 	}
-	if err := checkName("view", req.Name); err != nil {
-		return err
-	}
 	ctx := r.Context()
-	id := ident(rt.Namespace, req.Name)
-	if err := c.requireNamespace(ctx, rt.Namespace); err != nil {
-		return err
-	}
-	if err := c.checkViewNameFree(ctx, id); err != nil {
+	id, err := c.newViewIdent(ctx, rt.Namespace, req.Name)
+	if err != nil {
 		return err
 	}
 	meta, err := c.readViewMetadata(ctx, req.MetadataLocation)
