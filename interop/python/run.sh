@@ -200,6 +200,6 @@ for suite in $SUITES; do
 	cat "$PY_WORK/summary-$suite.txt" 2>/dev/null | sed '$d'
 done
 for suite in $SUITES; do
-	tail -n 1 "$PY_WORK/summary-$suite.txt" 2>/dev/null || echo "python/$suite: did not run"
+	report "$(tail -n 1 "$PY_WORK/summary-$suite.txt" 2>/dev/null || echo "python/$suite: did not run")"
 done
 exit $rc
