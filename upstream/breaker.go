@@ -5,15 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/http"
 	"sync/atomic"
 	"time"
 
 	"github.com/sony/gobreaker/v2"
+
+	"github.com/lakegate/lakegate/upstream/icerest"
 )
 
-// breaker wraps a gobreaker circuit breaker: it trips on connection
-// errors, timeouts and 5xx answers (never on 4xx), and while open fails
-// calls at once, without touching the backend.
+// breaker wraps a gobreaker circuit breaker: it trips on backend ill
+// health (connection errors, timeouts, 502/503/504; 500s to reads when
+// configured), never on answers to a client's own request (4xx, a 500 to
+// a write), and while open fails calls at once, without touching the
+// backend.
 type breaker struct {
 	timeout  time.Duration
 	openedAt atomic.Int64 // unix nanos of the last transition to open
@@ -42,7 +47,11 @@ func newBreaker(name string, cfg Breaker) *breaker {
 		Timeout:     b.timeout,
 		ReadyToTrip: func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= failures },
 		// A client that went away says nothing about the backend.
-		IsExcluded: func(err error) bool { return errors.Is(err, context.Canceled) },
+		// Neither does an answer that is the backend's own verdict on one
+		// request (errNotCounted).
+		IsExcluded: func(err error) bool {
+			return errors.Is(err, context.Canceled) || errors.Is(err, errNotCounted)
+		},
 		OnStateChange: func(_ string, _, to gobreaker.State) {
 			if to == gobreaker.StateOpen {
 				b.openedAt.Store(time.Now().UnixNano())
@@ -50,6 +59,20 @@ func newBreaker(name string, cfg Breaker) *breaker {
 		},
 	})
 	return b
+}
+
+// errNotCounted marks a result the breaker counts neither way.
+var errNotCounted = errors.New("not counted by the breaker")
+
+// unhealthy tells whether a backend's answer to op counts as a failure.
+func (cfg Breaker) unhealthy(status int, op string) bool {
+	switch status {
+	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	case http.StatusInternalServerError:
+		return cfg.CountRead500 && !icerest.IsMutation(op)
+	}
+	return false
 }
 
 // execute runs fn through the breaker. fn's error marks a failure.

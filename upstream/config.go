@@ -110,4 +110,9 @@ type Breaker struct {
 	// Timeout is how long it stays open before letting a probe through
 	// (default 10s).
 	Timeout time.Duration `json:"timeout,omitempty"`
+	// CountRead500 counts a backend's 500 answers to reads as failures
+	// (default false). Connection errors, timeouts and 502/503/504 always
+	// count; a 500 to a write never does: it is the backend's answer to
+	// that request, often to bad input, not a sign it is down.
+	CountRead500 bool `json:"count_read_500,omitempty"`
 }

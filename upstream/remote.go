@@ -310,13 +310,16 @@ func (b *Remote) roundTrip(req *http.Request, op string, body []byte) (*http.Res
 		if err != nil {
 			return result{}, &responseCutError{err}
 		}
-		if resp.StatusCode >= 500 {
+		switch {
+		case b.cfg.Breaker.unhealthy(resp.StatusCode, op):
 			return result{resp, data}, errBackend5xx
+		case resp.StatusCode >= 500:
+			return result{resp, data}, errNotCounted
 		}
 		return result{resp, data}, nil
 	})
-	if errors.Is(err, errBackend5xx) {
-		return res.resp, res.body, nil // counted by the breaker; the answer still goes back
+	if errors.Is(err, errBackend5xx) || errors.Is(err, errNotCounted) {
+		return res.resp, res.body, nil // the answer still goes back
 	}
 	return res.resp, res.body, err
 }

@@ -647,36 +647,63 @@ func TestRemoteBreaker(t *testing.T) {
 		require.Equal(t, 409, a.Status, "%s", a.Body)
 	}
 	assert.Equal(t, int32(16), hits.Load())
-	// Failures must be consecutive: a 4xx in between is a success.
+	// A 500 is the backend's answer to that request (often to bad input):
+	// on writes it never counts, on reads not by default.
 	mode.Store(500)
-	get(500)
-	get(500)
+	for range 5 {
+		a := call(t, "POST", gw+loadTablePath, commitBody)
+		require.Equal(t, 500, a.Status, "%s", a.Body)
+		get(500)
+	}
+	assert.Equal(t, int32(26), hits.Load())
+	// Failures must be consecutive: a 4xx in between is a success.
+	mode.Store(503)
+	get(503)
+	get(503)
 	mode.Store(404)
 	get(404)
-	mode.Store(500)
-	get(500)
-	get(500)
-	assert.Equal(t, int32(21), hits.Load())
-	// The third consecutive 5xx trips it.
-	get(500)
-	assert.Equal(t, int32(22), hits.Load())
+	mode.Store(502)
+	get(502)
+	get(502)
+	assert.Equal(t, int32(31), hits.Load())
+	// The third consecutive 502/503/504 trips it.
+	mode.Store(504)
+	get(504)
+	assert.Equal(t, int32(32), hits.Load())
 	wantOpen()
 
 	// After the timeout one probe goes through; a failing probe reopens it.
 	time.Sleep(600 * time.Millisecond)
-	get(500)
-	assert.Equal(t, int32(23), hits.Load())
+	get(504)
+	assert.Equal(t, int32(33), hits.Load())
 	wantOpen()
 
 	// A healthy probe closes it.
 	time.Sleep(600 * time.Millisecond)
 	mode.Store(200)
 	get(200)
-	assert.Equal(t, int32(24), hits.Load())
+	assert.Equal(t, int32(34), hits.Load())
 	for range 3 {
 		get(200)
 	}
-	assert.Equal(t, int32(27), hits.Load())
+	assert.Equal(t, int32(37), hits.Load())
+
+	// count_read_500: 500s to reads count too (writes still never do).
+	strict := gateway(t, backend.URL, func(c *upstream.RemoteConfig) {
+		c.Breaker = upstream.Breaker{Failures: 3, Timeout: time.Minute, CountRead500: true}
+	})
+	mode.Store(500)
+	for range 5 {
+		a := call(t, "POST", strict+loadTablePath, commitBody)
+		require.Equal(t, 500, a.Status, "%s", a.Body)
+	}
+	for range 3 {
+		a := call(t, "GET", strict+loadTablePath, "")
+		require.Equal(t, 500, a.Status, "%s", a.Body)
+	}
+	a := call(t, "GET", strict+loadTablePath, "")
+	wantError(t, a, http.StatusServiceUnavailable, icerest.ServiceUnavailable)
+	assert.Contains(t, a.Err.Message, "circuit breaker open")
 }
 
 // Timeouts and dropped connections count as failures too.

@@ -20,7 +20,7 @@ import (
 //		connect_timeout <duration>
 //		response_header_timeout <duration>
 //		config_ttl <duration>
-//		breaker { failures <n>; timeout <duration> }
+//		breaker { failures <n>; timeout <duration>; count_read_500 }
 //	}
 func parseRemote(d *caddyfile.Dispenser) (*upstream.RemoteConfig, error) {
 	cfg := new(upstream.RemoteConfig)
@@ -138,6 +138,11 @@ func parseBreaker(d *caddyfile.Dispenser, b *upstream.Breaker) error {
 			if err := durationArg(d, &b.Timeout); err != nil {
 				return err
 			}
+		case "count_read_500":
+			if err := noMoreArgs(d); err != nil {
+				return err
+			}
+			b.CountRead500 = true
 		default:
 			return d.Errf("unknown breaker option %q", d.Val())
 		}

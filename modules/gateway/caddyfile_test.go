@@ -229,6 +229,7 @@ func TestAdaptRemoteAndReplayOptions(t *testing.T) {
 				breaker {
 					failures 3
 					timeout 4s
+					count_read_500
 				}
 			}
 		}
@@ -268,7 +269,7 @@ func TestAdaptRemoteAndReplayOptions(t *testing.T) {
 					"client_secret": "sec", "scope": "PRINCIPAL_ROLE:ALL"},
 				"tls": {"insecure_skip_verify": true, "ca_file": "/etc/ca.pem"},
 				"connect_timeout": 2000000000, "response_header_timeout": 20000000000, "config_ttl": 60000000000,
-				"breaker": {"failures": 3, "timeout": 4000000000}}},
+				"breaker": {"failures": 3, "timeout": 4000000000, "count_read_500": true}}},
 			{"name": "g", "remote": {"url": "https://glue.us-east-1.amazonaws.com/iceberg",
 				"auth": {"mode": "sigv4", "region": "us-east-1", "service": "glue", "access_key_id": "AKID",
 					"secret_access_key": "SECRET", "session_token": "TOKEN"}}},
