@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -54,26 +55,42 @@ func (tc *TableCache) Serve(w http.ResponseWriter, r *http.Request, rt icerest.R
 	}
 }
 
-// variant is what, besides the table, selects one cached representation.
-func variant(r *http.Request) string {
-	q := r.URL.Query()
-	mode := q.Get("snapshots")
-	if mode == "" {
+// variant is what, besides the table, selects one cached representation:
+// only what the spec defines for LoadTable, the `snapshots` mode and the
+// access delegation modes. Other query parameters are left out of the key,
+// so a client cannot grow the cache (and Redis) with a new key per request;
+// ok is false for a snapshots mode the spec does not know, which is not
+// cached at all.
+func variant(r *http.Request) (key string, ok bool) {
+	mode := r.URL.Query().Get("snapshots")
+	switch mode {
+	case "", "all":
 		mode = "all"
+	case "refs":
+	default:
+		return "", false
 	}
-	q.Del("snapshots")
-	deleg := strings.Split(r.Header.Get("X-Iceberg-Access-Delegation"), ",")
-	for i := range deleg {
-		deleg[i] = strings.TrimSpace(deleg[i])
+	var deleg []string
+	for _, d := range strings.Split(r.Header.Get("X-Iceberg-Access-Delegation"), ",") {
+		if d = strings.TrimSpace(d); delegationModes[d] && !slices.Contains(deleg, d) {
+			deleg = append(deleg, d)
+		}
 	}
 	sort.Strings(deleg)
-	return "snapshots=" + mode + "|delegation=" + strings.Join(deleg, ",") + "|" + q.Encode()
+	return "snapshots=" + mode + "|delegation=" + strings.Join(deleg, ","), true
 }
+
+// delegationModes are the spec's X-Iceberg-Access-Delegation values.
+var delegationModes = map[string]bool{"vended-credentials": true, "remote-signing": true}
 
 func (tc *TableCache) load(w http.ResponseWriter, r *http.Request, rt icerest.Route, principal string, next Handler) {
 	ctx := r.Context()
+	shared, ok := variant(r)
+	if !ok {
+		next(w, r, rt)
+		return
+	}
 	table := cache.TableKey(tc.Catalog, rt.Namespace, rt.Table)
-	shared := variant(r)
 	if tc.PerPrincipal {
 		shared += "|principal=" + principal
 	}

@@ -675,3 +675,50 @@ func TestCacheAdminStatsAndPurge(t *testing.T) {
 	resp.Body.Close()
 	assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
 }
+
+// The cache key holds only what the spec defines for LoadTable (snapshots
+// and the delegation modes): a unique query string per request neither
+// misses the cache nor adds keys to Redis; an unknown snapshots mode is not
+// cached at all.
+func TestCacheKeyIgnoresUnknownParameters(t *testing.T) {
+	b := serveCounting(t, nil)
+	seedTables(t, b.prefixURL(), "ns", "t")
+	name := uniqueName("lake")
+	rdb := redistest.Client(t)
+	base := gateway(t, map[string]any{
+		"redis":    redistest.URL(t),
+		"catalogs": []any{cached(name, b.url, map[string]any{"max_age": int64(time.Hour)}, nil)},
+	})
+	path := base + "/v1/" + name + "/namespaces/ns/tables/t"
+	keys := func() int {
+		n := 0
+		iter := rdb.Scan(context.Background(), 0, "*"+name+"*", 1000).Iterator()
+		for iter.Next(context.Background()) {
+			n++
+		}
+		require.NoError(t, iter.Err())
+		return n
+	}
+
+	first := getTable(t, path)
+	require.Equal(t, http.StatusOK, first.status, string(first.body))
+	before := keys()
+	require.Positive(t, before, "the table is in Redis")
+	for i := range 50 {
+		got := getTable(t, fmt.Sprintf("%s?flood=%d&x%d=y", path, i, i),
+			"X-Iceberg-Access-Delegation", fmt.Sprintf("bogus-%d", i))
+		require.Equal(t, "hit-l1", got.how(), "request %d", i)
+	}
+	assert.Equal(t, before, keys(), "unknown parameters added Redis keys")
+	assert.Equal(t, int64(1), b.loads.Load())
+
+	// The spec's own variants are cached apart.
+	assert.Equal(t, "miss", getTable(t, path+"?snapshots=refs").how())
+	assert.Equal(t, "hit-l1", getTable(t, path+"?snapshots=refs&junk=1").how())
+	// An unknown snapshots mode goes to the backend, uncached.
+	loads := b.loads.Load()
+	odd := getTable(t, path+"?snapshots=some")
+	assert.Empty(t, odd.how())
+	assert.Equal(t, loads+1, b.loads.Load())
+	assert.Equal(t, "hit-l1", getTable(t, path).how())
+}
