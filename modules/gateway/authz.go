@@ -10,8 +10,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.uber.org/zap"
 
@@ -160,8 +162,12 @@ func clientIP(r *http.Request) string {
 // body's: the namespace being created, both sides of a rename, every
 // table of a multi-table commit (each one must be allowed).
 func resources(r *http.Request, rt icerest.Route) ([]policies.Resource, *icerest.Error) {
+	if err := checkNames(rt); err != nil {
+		return nil, err
+	}
 	switch rt.Operation {
-	case icerest.OpRenameTable, icerest.OpRenameView, icerest.OpCommitTransaction, icerest.OpCreateNamespace:
+	case icerest.OpRenameTable, icerest.OpRenameView, icerest.OpCommitTransaction, icerest.OpCreateNamespace,
+		icerest.OpCreateTable, icerest.OpRegisterTable, icerest.OpCreateView, icerest.OpRegisterView:
 	default:
 		return []policies.Resource{{Namespace: rt.Namespace, Table: rt.Table, View: rt.View}}, nil
 	}
@@ -170,12 +176,18 @@ func resources(r *http.Request, rt icerest.Route) ([]policies.Resource, *icerest
 		return nil, icerest.Errorf(http.StatusBadRequest, icerest.BadRequest, "reading request body: %v", err)
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
+	// encoding/json would quietly turn invalid UTF-8 into U+FFFD here,
+	// while the backend gets the bytes as sent.
+	if !utf8.Valid(body) {
+		return nil, icerest.Errorf(http.StatusBadRequest, icerest.BadRequest, "request body is not valid UTF-8")
+	}
 	type ident struct {
 		Namespace []string `json:"namespace"`
 		Name      string   `json:"name"`
 	}
 	var req struct {
 		Namespace           []string `json:"namespace"` // createNamespace
+		Name                string   `json:"name"`      // createTable, createView, register*
 		Source, Destination ident
 		TableChanges        []struct {
 			Identifier ident `json:"identifier"`
@@ -184,9 +196,12 @@ func resources(r *http.Request, rt icerest.Route) ([]policies.Resource, *icerest
 	if err := json.Unmarshal(body, &req); err != nil {
 		return nil, icerest.Errorf(http.StatusBadRequest, icerest.BadRequest, "malformed request body: %v", err)
 	}
-	if rt.Operation == icerest.OpCreateNamespace {
+	switch rt.Operation {
+	case icerest.OpCreateNamespace:
 		// the namespace to be, so namespace-scoped roles can create below theirs
-		return []policies.Resource{{Namespace: req.Namespace}}, nil
+		return []policies.Resource{{Namespace: req.Namespace}}, checkIdentifier(req.Namespace...)
+	case icerest.OpCreateTable, icerest.OpRegisterTable, icerest.OpCreateView, icerest.OpRegisterView:
+		return []policies.Resource{{Namespace: rt.Namespace}}, checkIdentifier(req.Name)
 	}
 	obj := func(id ident) policies.Resource {
 		if rt.Operation == icerest.OpRenameView {
@@ -194,12 +209,19 @@ func resources(r *http.Request, rt icerest.Route) ([]policies.Resource, *icerest
 		}
 		return policies.Resource{Namespace: id.Namespace, Table: id.Name}
 	}
-	if rt.Operation != icerest.OpCommitTransaction {
-		return []policies.Resource{obj(req.Source), obj(req.Destination)}, nil
+	ids := []ident{req.Source, req.Destination}
+	if rt.Operation == icerest.OpCommitTransaction {
+		ids = ids[:0]
+		for _, c := range req.TableChanges {
+			ids = append(ids, c.Identifier)
+		}
 	}
-	out := make([]policies.Resource, 0, len(req.TableChanges))
-	for _, c := range req.TableChanges {
-		out = append(out, obj(c.Identifier))
+	out := make([]policies.Resource, 0, len(ids))
+	for _, id := range ids {
+		if err := checkIdentifier(append(slices.Clone(id.Namespace), id.Name)...); err != nil {
+			return nil, err
+		}
+		out = append(out, obj(id))
 	}
 	return out, nil
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -196,4 +197,51 @@ func TestFederationConfigWithoutEndpoints(t *testing.T) {
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&cfg))
 	assert.NotContains(t, cfg, "endpoints")
 	assert.JSONEq(t, `{"prefix":"lake","namespace-separator":"%1F"}`, string(cfg["overrides"]))
+}
+
+// Names no catalog can hold faithfully (NUL and other control characters,
+// invalid UTF-8, "." and "..") get a 400 at the gateway, in the path or in
+// the body, and never reach the backend.
+func TestFederationRefusesBadNames(t *testing.T) {
+	var hits atomic.Int32
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/v1/config" {
+			_, _ = io.WriteString(w, `{"defaults":{},"overrides":{"prefix":"up"}}`)
+			return
+		}
+		hits.Add(1)
+		_, _ = io.WriteString(w, `{"namespace":["x"],"metadata-location":"s3://b/m.json","metadata":{}}`)
+	}))
+	t.Cleanup(backend.Close)
+	base := gateway(t, map[string]any{"catalogs": []any{remote("lake", backend.URL, nil)}})
+	schema := `"schema":{"type":"struct","fields":[]}`
+	id := func(ns, name string) string { return `{"namespace":["` + ns + `"],"name":"` + name + `"}` }
+	for _, tc := range []struct{ name, method, path, body string }{
+		{"NUL in a namespace (path)", "GET", "/v1/lake/namespaces/a%00b", ""},
+		{"control character in a table (path)", "GET", "/v1/lake/namespaces/ns/tables/t%07", ""},
+		{"invalid UTF-8 in a view (path)", "GET", "/v1/lake/namespaces/ns/views/%FF", ""},
+		{"dot-dot table (path)", "DELETE", "/v1/lake/namespaces/ns/tables/..", ""},
+		{"NUL in a new namespace", "POST", "/v1/lake/namespaces", `{"namespace":["a\u0000b"]}`},
+		{"invalid UTF-8 in a new namespace", "POST", "/v1/lake/namespaces", "{\"namespace\":[\"a\xffb\"]}"},
+		{"control character in a new table", "POST", "/v1/lake/namespaces/ns/tables", `{"name":"t\u001b",` + schema + `}`},
+		{"dot-dot new view", "POST", "/v1/lake/namespaces/ns/views", `{"name":".."}`},
+		{"NUL in a registered table", "POST", "/v1/lake/namespaces/ns/register", `{"name":"t\u0000","metadata-location":"s3://b/m.json"}`},
+		{"NUL in a rename destination", "POST", "/v1/lake/tables/rename", `{"source":` + id("ns", "t") + `,"destination":` + id("ns", "t\u0000") + `}`},
+		{"control character in a transaction", "POST", "/v1/lake/transactions/commit",
+			`{"table-changes":[{"identifier":` + id("n\u0001s", "t") + `,"requirements":[],"updates":[]}]}`},
+		{"malformed create body", "POST", "/v1/lake/namespaces/ns/tables", `{"name":`},
+	} {
+		status, body := do(t, tc.method, base+tc.path, "", tc.body, nil)
+		assert.Equal(t, http.StatusBadRequest, status, "%s: %s", tc.name, body)
+		assert.Equal(t, "BadRequestException", errorType(body), "%s: %s", tc.name, body)
+	}
+	assert.Zero(t, hits.Load(), "a refused request reached the backend")
+
+	// Plain names, "%" and "/" included, still pass.
+	status, body := do(t, "POST", base+"/v1/lake/namespaces", "", `{"namespace":["a%b/c"]}`, nil)
+	assert.Equal(t, http.StatusOK, status, "%s", body)
+	status, body = do(t, "GET", base+"/v1/lake/namespaces/a%25b%2Fc", "", "", nil)
+	assert.Equal(t, http.StatusOK, status, "%s", body)
+	assert.Equal(t, int32(2), hits.Load())
 }

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -82,9 +84,6 @@ func (h *IcebergHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next 
 	}
 	sep, _ := url.PathUnescape(cc.Separator())
 	rt, rerr := icerest.ParseRoute(r.Method, path, sep)
-	if rerr == nil {
-		rerr = checkNames(rt)
-	}
 	if rerr == nil {
 		rerr = limitBody(w, r, cat.cfg.MaxRequestBody)
 	}
@@ -179,12 +178,32 @@ func (h *IcebergHandler) defaultCatalog(why string) (string, *icerest.Error) {
 	return h.app.DefaultCatalog, nil
 }
 
-// checkNames rejects "." and ".." as namespace levels or object names:
-// rewritten onto a backend URL they would climb its path.
+// checkNames checks the names a request path addresses: see
+// checkIdentifier.
 func checkNames(rt icerest.Route) *icerest.Error {
-	for _, n := range append([]string{rt.Table, rt.View, rt.PlanID}, rt.Namespace...) {
-		if n == "." || n == ".." {
+	names := append([]string{}, rt.Namespace...)
+	for _, n := range []string{rt.Table, rt.View, rt.PlanID} {
+		if n != "" {
+			names = append(names, n)
+		}
+	}
+	return checkIdentifier(names...)
+}
+
+// checkIdentifier refuses, before any backend sees them, names no catalog
+// can hold faithfully: "." and ".." (rewritten onto a backend URL they
+// would climb its path), invalid UTF-8, and control characters (NUL
+// included: "a\x00b" was listed as "ab" by one backend and then could not
+// be used). The rule is the same for every backend.
+func checkIdentifier(names ...string) *icerest.Error {
+	for _, n := range names {
+		switch {
+		case n == "." || n == "..":
 			return icerest.Errorf(http.StatusBadRequest, icerest.BadRequest, "invalid name %q", n)
+		case !utf8.ValidString(n):
+			return icerest.Errorf(http.StatusBadRequest, icerest.BadRequest, "name %q is not valid UTF-8", n)
+		case strings.ContainsFunc(n, unicode.IsControl):
+			return icerest.Errorf(http.StatusBadRequest, icerest.BadRequest, "name %q contains a control character", n)
 		}
 	}
 	return nil
