@@ -63,7 +63,15 @@ type RemoteConfig struct {
 	// ResponseHeaderTimeout bounds the wait for the backend's response
 	// headers once the request is sent (default 60s).
 	ResponseHeaderTimeout time.Duration `json:"response_header_timeout,omitempty"`
-	Breaker               Breaker       `json:"breaker,omitzero"`
+	// ReadTimeout bounds a whole read (loads, lists, exists), /v1/config
+	// fetch included (default 10s): a hung backend fails fast, and with the
+	// cache on a stale copy is answered once it passes.
+	ReadTimeout time.Duration `json:"read_timeout,omitempty"`
+	// WriteTimeout bounds a whole write, and scan planning (default 60s). A
+	// write that runs out of time may have been applied:
+	// CommitStateUnknownException.
+	WriteTimeout time.Duration `json:"write_timeout,omitempty"`
+	Breaker      Breaker       `json:"breaker,omitzero"`
 	// ConfigTTL is how long the backend's /v1/config is cached (default 5m).
 	ConfigTTL time.Duration `json:"config_ttl,omitempty"`
 }

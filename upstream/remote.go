@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -176,6 +177,9 @@ func (b *Remote) config(ctx context.Context, authz string) (*CatalogConfig, erro
 
 // Serve proxies one request to the backend.
 func (b *Remote) Serve(w http.ResponseWriter, r *http.Request, rt icerest.Route) {
+	ctx, cancel := context.WithTimeout(r.Context(), b.timeout(rt.Operation))
+	defer cancel()
+	r = r.WithContext(ctx)
 	cc, err := b.Config(WithClientAuthorization(r.Context(), r.Header.Get("Authorization")))
 	if err != nil {
 		// The request itself never left: a failed write is definite.
@@ -201,6 +205,22 @@ func (b *Remote) Serve(w http.ResponseWriter, r *http.Request, rt icerest.Route)
 	if r.Method != http.MethodHead {
 		_, _ = w.Write(respBody)
 	}
+}
+
+// Default timeouts of a whole backend call.
+const (
+	defaultReadTimeout  = 10 * time.Second
+	defaultWriteTimeout = 60 * time.Second
+)
+
+// timeout bounds one call for op: reads fail fast; writes, and scan
+// planning, which may take long on a large table, get longer.
+func (b *Remote) timeout(op string) time.Duration {
+	switch {
+	case icerest.IsMutation(op), op == icerest.OpPlanTableScan, op == icerest.OpFetchScanTasks:
+		return cmp.Or(b.cfg.WriteTimeout, defaultWriteTimeout)
+	}
+	return cmp.Or(b.cfg.ReadTimeout, defaultReadTimeout)
 }
 
 // outbound builds the backend request: path rewritten onto the backend's

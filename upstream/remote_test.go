@@ -727,3 +727,30 @@ func TestRemoteBreakerConnectionFailures(t *testing.T) {
 	assert.Equal(t, "60", a.Header.Get("Retry-After"))
 	assert.Equal(t, int32(2), hits.Load())
 }
+
+// A hung backend fails reads fast (read_timeout) while writes get their own,
+// longer bound; consecutive timeouts open the breaker.
+func TestRemoteReadAndWriteTimeouts(t *testing.T) {
+	t.Parallel()
+	var hits atomic.Int32
+	backend := fakeBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		sleepy(400*time.Millisecond)(w, r)
+	})
+	gw := gateway(t, backend.URL, func(c *upstream.RemoteConfig) {
+		c.ReadTimeout = 100 * time.Millisecond
+		c.WriteTimeout = 5 * time.Second
+		c.Breaker = upstream.Breaker{Failures: 3, Timeout: time.Minute}
+	})
+	a := call(t, "POST", gw+loadTablePath, commitBody)
+	require.Equal(t, http.StatusOK, a.Status, "a write waits for its own timeout: %s", a.Body)
+	for range 3 {
+		a = call(t, "GET", gw+loadTablePath, "")
+		wantError(t, a, http.StatusGatewayTimeout, icerest.ServiceUnavailable)
+	}
+	before := hits.Load()
+	a = call(t, "GET", gw+loadTablePath, "")
+	wantError(t, a, http.StatusServiceUnavailable, icerest.ServiceUnavailable)
+	assert.Contains(t, a.Err.Message, "circuit breaker open")
+	assert.Equal(t, before, hits.Load(), "the open breaker kept the read from the backend")
+}

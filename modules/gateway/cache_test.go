@@ -722,3 +722,28 @@ func TestCacheKeyIgnoresUnknownParameters(t *testing.T) {
 	assert.Equal(t, loads+1, b.loads.Load())
 	assert.Equal(t, "hit-l1", getTable(t, path).how())
 }
+
+// A hung backend: with the cache on, a stale copy is answered once the
+// read timeout passes, instead of after the backend's (or the client's)
+// own timeout.
+func TestCacheStaleOnReadTimeout(t *testing.T) {
+	b := serveCounting(t, nil)
+	seedTables(t, b.prefixURL(), "ns", "t")
+	name := uniqueName("lake")
+	base := gateway(t, map[string]any{"catalogs": []any{cached(name, b.url,
+		map[string]any{"max_age": int64(100 * time.Millisecond), "stale_if_error": int64(time.Minute)},
+		map[string]any{"read_timeout": int64(200 * time.Millisecond)})}})
+	path := base + "/v1/" + name + "/namespaces/ns/tables/t"
+	first := getTable(t, path)
+	require.Equal(t, http.StatusOK, first.status, string(first.body))
+
+	release := make(chan struct{})
+	hang := func() { <-release }
+	b.hold.Store(&hang)
+	t.Cleanup(func() { close(release) })
+	time.Sleep(150 * time.Millisecond) // past max_age: the next load asks the backend
+	stale := getTable(t, path)
+	require.Equal(t, http.StatusOK, stale.status, string(stale.body))
+	assert.Equal(t, "stale", stale.how())
+	assert.Equal(t, first.body, stale.body)
+}

@@ -42,6 +42,10 @@ func parseRemote(d *caddyfile.Dispenser) (*upstream.RemoteConfig, error) {
 			err = durationArg(d, &cfg.ConnectTimeout)
 		case "response_header_timeout":
 			err = durationArg(d, &cfg.ResponseHeaderTimeout)
+		case "read_timeout":
+			err = durationArg(d, &cfg.ReadTimeout)
+		case "write_timeout":
+			err = durationArg(d, &cfg.WriteTimeout)
 		case "config_ttl":
 			err = durationArg(d, &cfg.ConfigTTL)
 		case "breaker":

@@ -225,6 +225,8 @@ func TestAdaptRemoteAndReplayOptions(t *testing.T) {
 				}
 				connect_timeout 2s
 				response_header_timeout 20s
+				read_timeout 3s
+				write_timeout 30s
 				config_ttl 1m
 				breaker {
 					failures 3
@@ -269,6 +271,7 @@ func TestAdaptRemoteAndReplayOptions(t *testing.T) {
 					"client_secret": "sec", "scope": "PRINCIPAL_ROLE:ALL"},
 				"tls": {"insecure_skip_verify": true, "ca_file": "/etc/ca.pem"},
 				"connect_timeout": 2000000000, "response_header_timeout": 20000000000, "config_ttl": 60000000000,
+				"read_timeout": 3000000000, "write_timeout": 30000000000,
 				"breaker": {"failures": 3, "timeout": 4000000000, "count_read_500": true}}},
 			{"name": "g", "remote": {"url": "https://glue.us-east-1.amazonaws.com/iceberg",
 				"auth": {"mode": "sigv4", "region": "us-east-1", "service": "glue", "access_key_id": "AKID",
