@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"go.uber.org/zap"
 
@@ -158,10 +157,30 @@ func clientIP(r *http.Request) string {
 	return host
 }
 
+// vettedBody reads a write's body (it is small: limitBody capped it),
+// leaves it in place for the pipeline, and checks it against the
+// operation's request schema, so a malformed one never reaches a backend.
+func vettedBody(r *http.Request, rt icerest.Route) ([]byte, *icerest.Error) {
+	if !icerest.VetsBody(rt.Operation) {
+		return nil, nil
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, icerest.Errorf(http.StatusRequestEntityTooLarge, icerest.RequestEntityTooLarge,
+				"request body exceeds %d bytes", mbe.Limit)
+		}
+		return nil, icerest.Errorf(http.StatusBadRequest, icerest.BadRequest, "reading request body: %v", err)
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return body, icerest.ValidateBody(rt.Operation, body)
+}
+
 // resources lists what an operation touches: the path's resource, or the
 // body's: the namespace being created, both sides of a rename, every
 // table of a multi-table commit (each one must be allowed).
-func resources(r *http.Request, rt icerest.Route) ([]policies.Resource, *icerest.Error) {
+func resources(rt icerest.Route, body []byte) ([]policies.Resource, *icerest.Error) {
 	if err := checkNames(rt); err != nil {
 		return nil, err
 	}
@@ -170,16 +189,6 @@ func resources(r *http.Request, rt icerest.Route) ([]policies.Resource, *icerest
 		icerest.OpCreateTable, icerest.OpRegisterTable, icerest.OpCreateView, icerest.OpRegisterView:
 	default:
 		return []policies.Resource{{Namespace: rt.Namespace, Table: rt.Table, View: rt.View}}, nil
-	}
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		return nil, icerest.Errorf(http.StatusBadRequest, icerest.BadRequest, "reading request body: %v", err)
-	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	// encoding/json would quietly turn invalid UTF-8 into U+FFFD here,
-	// while the backend gets the bytes as sent.
-	if !utf8.Valid(body) {
-		return nil, icerest.Errorf(http.StatusBadRequest, icerest.BadRequest, "request body is not valid UTF-8")
 	}
 	type ident struct {
 		Namespace []string `json:"namespace"`

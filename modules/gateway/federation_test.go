@@ -245,3 +245,45 @@ func TestFederationRefusesBadNames(t *testing.T) {
 	assert.Equal(t, http.StatusOK, status, "%s", body)
 	assert.Equal(t, int32(2), hits.Load())
 }
+
+// Write bodies are checked against their operation's request schema at the
+// gateway: null, trailing garbage, invalid UTF-8, NUL, unknown update types
+// are a 400 and never reach the backend (one backend took them for empty
+// commits).
+func TestFederationRefusesBadBodies(t *testing.T) {
+	var hits atomic.Int32
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/v1/config" {
+			_, _ = io.WriteString(w, `{"defaults":{},"overrides":{"prefix":"up"}}`)
+			return
+		}
+		hits.Add(1)
+		_, _ = io.WriteString(w, `{"metadata-location":"s3://b/m.json","metadata":{}}`)
+	}))
+	t.Cleanup(backend.Close)
+	base := gateway(t, map[string]any{"catalogs": []any{remote("lake", backend.URL, nil)}})
+	commit := base + "/v1/lake/namespaces/ns/tables/t"
+	for _, body := range []string{
+		`null`,
+		`{"requirements":[],"updates":[]}garbage`,
+		"{\"requirements\":[],\"updates\":[{\"action\":\"set-properties\",\"updates\":{\"k\":\"\xff\"}}]}",
+		"\x00\x00\x00",
+		``,
+		`{"requirements":[],"updates":[{"action":"drop-everything"}]}`,
+		`{"requirements":[{"type":"assert-nothing"}],"updates":[]}`,
+		`{"updates":[]}`,
+	} {
+		status, b := do(t, "POST", commit, "", body, nil)
+		assert.Equal(t, http.StatusBadRequest, status, "%q: %s", body, b)
+		assert.Equal(t, "BadRequestException", errorType(b), "%q: %s", body, b)
+	}
+	status, b := do(t, "POST", base+"/v1/lake/namespaces/ns/properties", "", `{"updates":{"k":1}}`, nil)
+	assert.Equal(t, http.StatusBadRequest, status, "%s", b)
+	assert.Zero(t, hits.Load(), "a refused body reached the backend")
+
+	status, b = do(t, "POST", commit, "",
+		`{"requirements":[{"type":"assert-table-uuid","uuid":"u"}],"updates":[{"action":"set-properties","updates":{"k":"v"}}]}`, nil)
+	assert.Equal(t, http.StatusOK, status, "%s", b)
+	assert.Equal(t, int32(1), hits.Load())
+}

@@ -98,7 +98,11 @@ func (h *IcebergHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next 
 // serve authorizes the operation on every resource it touches, then runs
 // it through the catalog's pipeline, enforcing the policy's obligations.
 func (h *IcebergHandler) serve(w http.ResponseWriter, r *http.Request, rt icerest.Route, p *identity.Principal, cat *catalogState) {
-	res, rerr := resources(r, rt)
+	body, rerr := vettedBody(r, rt)
+	var res []policies.Resource
+	if rerr == nil {
+		res, rerr = resources(rt, body)
+	}
 	if rerr != nil {
 		icerest.WriteError(w, r, rerr)
 		return

@@ -1,0 +1,323 @@
+package icerest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+)
+
+// ValidateBody checks a request body against its operation's request
+// schema before it leaves the gateway: one JSON object of the right shape,
+// with commit requirements and updates of types the spec knows. It checks
+// the shape only, not meaning (that a schema id exists is the backend's
+// call). null, trailing data, invalid UTF-8 and unknown update types are a
+// 400 here; a backend may take them for an empty commit.
+func ValidateBody(op string, body []byte) *Error {
+	rules, ok := bodyRules[op]
+	if !ok {
+		return nil // no body (GET, HEAD, DELETE) or none we vet
+	}
+	obj, err := decodeObject(body)
+	if err == nil {
+		err = rules(obj)
+	}
+	if err != nil {
+		return Errorf(http.StatusBadRequest, BadRequest, "malformed %s request: %v", op, err)
+	}
+	return nil
+}
+
+// VetsBody reports whether op's request body is checked by ValidateBody.
+func VetsBody(op string) bool { return bodyRules[op] != nil }
+
+type object map[string]json.RawMessage
+
+// bodyRules are the request schemas, by operation. Fields the spec marks
+// required must be there; every field present must have its type.
+var bodyRules = map[string]func(object) error{
+	OpCreateNamespace: func(o object) error {
+		return all(o.required("namespace", namespaceLevels), o.optional("properties", stringMap))
+	},
+	OpUpdateProperties: func(o object) error {
+		return all(o.optional("removals", stringArray), o.optional("updates", stringMap))
+	},
+	OpCreateTable: func(o object) error {
+		return all(o.required("name", nonEmptyString), o.required("schema", isObject),
+			o.optional("location", isString), o.optional("partition-spec", isObject),
+			o.optional("write-order", isObject), o.optional("stage-create", isBool),
+			o.optional("properties", stringMap))
+	},
+	OpRegisterTable: func(o object) error {
+		return all(o.required("name", nonEmptyString), o.required("metadata-location", nonEmptyString),
+			o.optional("overwrite", isBool))
+	},
+	OpRegisterView: func(o object) error {
+		return all(o.required("name", nonEmptyString), o.required("metadata-location", nonEmptyString))
+	},
+	OpUpdateTable: func(o object) error { return tableCommit(o, false) },
+	OpCommitTransaction: func(o object) error {
+		return o.required("table-changes", arrayOf(func(raw json.RawMessage) error {
+			c, err := nestedObject(raw)
+			if err != nil {
+				return err
+			}
+			return tableCommit(c, true)
+		}))
+	},
+	OpRenameTable: renameRequest,
+	OpRenameView:  renameRequest,
+	OpCreateView: func(o object) error {
+		return all(o.required("name", nonEmptyString), o.required("schema", isObject),
+			o.required("view-version", isObject), o.optional("location", isString),
+			o.optional("properties", stringMap))
+	},
+	OpReplaceView: func(o object) error {
+		return all(o.optional("identifier", identifier),
+			o.optional("requirements", arrayOf(typed("type", viewRequirementTypes))),
+			o.required("updates", arrayOf(typed("action", viewUpdateActions))))
+	},
+	OpReportMetrics:  func(object) error { return nil },
+	OpPlanTableScan:  func(object) error { return nil },
+	OpFetchScanTasks: func(object) error { return nil },
+}
+
+// tableCommit is a CommitTableRequest; inside a transaction its
+// identifier is required.
+func tableCommit(o object, inTransaction bool) error {
+	id := o.optional("identifier", identifier)
+	if inTransaction {
+		id = o.required("identifier", identifier)
+	}
+	return all(id,
+		o.required("requirements", arrayOf(typed("type", tableRequirementTypes))),
+		o.required("updates", arrayOf(typed("action", tableUpdateActions))))
+}
+
+func renameRequest(o object) error {
+	return all(o.required("source", identifier), o.required("destination", identifier))
+}
+
+// The spec's discriminator values (TableRequirement, ViewRequirement,
+// BaseUpdate).
+var (
+	tableRequirementTypes = set("assert-create", "assert-table-uuid", "assert-ref-snapshot-id",
+		"assert-last-assigned-field-id", "assert-current-schema-id", "assert-last-assigned-partition-id",
+		"assert-default-spec-id", "assert-default-sort-order-id")
+	viewRequirementTypes = set("assert-view-uuid")
+	tableUpdateActions   = set("assign-uuid", "upgrade-format-version", "add-schema", "set-current-schema",
+		"add-spec", "set-default-spec", "add-sort-order", "set-default-sort-order", "add-snapshot",
+		"set-snapshot-ref", "remove-snapshots", "remove-snapshot-ref", "set-location", "set-properties",
+		"remove-properties", "set-statistics", "remove-statistics", "set-partition-statistics",
+		"remove-partition-statistics", "remove-partition-specs", "remove-schemas", "add-encryption-key",
+		"remove-encryption-key")
+	viewUpdateActions = set("assign-uuid", "upgrade-format-version", "add-schema", "set-location",
+		"set-properties", "remove-properties", "add-view-version", "set-current-view-version")
+)
+
+func set(names ...string) map[string]bool {
+	m := make(map[string]bool, len(names))
+	for _, n := range names {
+		m[n] = true
+	}
+	return m
+}
+
+// decodeObject decodes exactly one JSON object: not null, no trailing
+// data, valid UTF-8 (encoding/json would quietly repair it).
+func decodeObject(raw []byte) (object, error) {
+	if !utf8.Valid(raw) {
+		return nil, errors.New("not valid UTF-8")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	var o object
+	if err := dec.Decode(&o); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, errors.New("empty body")
+		}
+		return nil, fmt.Errorf("not a JSON object: %v", err)
+	}
+	if o == nil {
+		return nil, errors.New("not a JSON object: null")
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, errors.New("trailing data after the JSON object")
+	}
+	return o, nil
+}
+
+// nestedObject decodes an object inside a body decodeObject accepted
+// (so already one valid JSON value).
+func nestedObject(raw json.RawMessage) (object, error) {
+	var o object
+	if kind(raw) != '{' || json.Unmarshal(raw, &o) != nil {
+		return nil, errors.New("must be an object")
+	}
+	return o, nil
+}
+
+type check func(json.RawMessage) error
+
+// required and optional check one field; a JSON null counts as absent.
+func (o object) required(name string, c check) error {
+	raw, ok := o[name]
+	if !ok || isNull(raw) {
+		return fmt.Errorf("%q is required", name)
+	}
+	return field(name, c(raw))
+}
+
+func (o object) optional(name string, c check) error {
+	raw, ok := o[name]
+	if !ok || isNull(raw) {
+		return nil
+	}
+	return field(name, c(raw))
+}
+
+func field(name string, err error) error {
+	if err != nil {
+		return fmt.Errorf("%q: %v", name, err)
+	}
+	return nil
+}
+
+func all(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
+
+func kind(raw json.RawMessage) byte {
+	b := bytes.TrimSpace(raw)
+	if len(b) == 0 {
+		return 0
+	}
+	return b[0]
+}
+
+func isObject(raw json.RawMessage) error {
+	if kind(raw) != '{' {
+		return errors.New("must be an object")
+	}
+	return nil
+}
+
+func isString(raw json.RawMessage) error {
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return errors.New("must be a string")
+	}
+	return nil
+}
+
+func nonEmptyString(raw json.RawMessage) error {
+	var s string
+	if json.Unmarshal(raw, &s) != nil || s == "" {
+		return errors.New("must be a non-empty string")
+	}
+	return nil
+}
+
+func isBool(raw json.RawMessage) error {
+	var b bool
+	if json.Unmarshal(raw, &b) != nil {
+		return errors.New("must be true or false")
+	}
+	return nil
+}
+
+func stringArray(raw json.RawMessage) error {
+	var a []string
+	if kind(raw) != '[' || json.Unmarshal(raw, &a) != nil {
+		return errors.New("must be an array of strings")
+	}
+	return nil
+}
+
+func stringMap(raw json.RawMessage) error {
+	var m map[string]string
+	if kind(raw) != '{' || json.Unmarshal(raw, &m) != nil {
+		return errors.New("must be an object of string values")
+	}
+	return nil
+}
+
+// namespaceLevels is a namespace: a non-empty array of non-empty strings.
+func namespaceLevels(raw json.RawMessage) error {
+	var a []string
+	if kind(raw) != '[' || json.Unmarshal(raw, &a) != nil || len(a) == 0 || strings.Join(a, "") == "" {
+		return errors.New("must be a non-empty array of names")
+	}
+	for _, l := range a {
+		if l == "" {
+			return errors.New("must not hold an empty name")
+		}
+	}
+	return nil
+}
+
+// identifier is a TableIdentifier: {"namespace": [...], "name": "..."}.
+func identifier(raw json.RawMessage) error {
+	o, err := nestedObject(raw)
+	if err != nil {
+		return err
+	}
+	return all(o.required("namespace", stringArray), o.required("name", nonEmptyString))
+}
+
+func arrayOf(each check) check {
+	return func(raw json.RawMessage) error {
+		var items []json.RawMessage
+		if kind(raw) != '[' || json.Unmarshal(raw, &items) != nil {
+			return errors.New("must be an array")
+		}
+		for i, item := range items {
+			if err := each(item); err != nil {
+				return fmt.Errorf("item %d: %v", i, err)
+			}
+		}
+		return nil
+	}
+}
+
+// typed is an object whose discriminator field names one of known.
+// Only the discriminator is decoded: the rest of the item is the backend's
+// to read (commits are the hot write path).
+func typed(discriminator string, known map[string]bool) check {
+	return func(raw json.RawMessage) error {
+		if kind(raw) != '{' {
+			return errors.New("must be an object")
+		}
+		var d struct {
+			Type   *string `json:"type"`
+			Action *string `json:"action"`
+		}
+		if err := json.Unmarshal(raw, &d); err != nil {
+			return fmt.Errorf("must be an object with a string %q", discriminator)
+		}
+		var t string
+		switch {
+		case discriminator == "type" && d.Type != nil:
+			t = *d.Type
+		case discriminator == "action" && d.Action != nil:
+			t = *d.Action
+		}
+		if t == "" {
+			return fmt.Errorf("%q is required", discriminator)
+		}
+		if !known[t] {
+			return fmt.Errorf("unknown %s %q", discriminator, t)
+		}
+		return nil
+	}
+}
