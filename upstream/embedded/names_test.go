@@ -334,3 +334,19 @@ func TestCreateWithClientFieldIDs(t *testing.T) {
 		require.Positive(t, ids["category"])
 	}
 }
+
+// TestRegisterDoesNotEchoFiles: registering from a file that is not table
+// metadata is a 400 that says so without quoting what the file holds.
+func TestRegisterDoesNotEchoFiles(t *testing.T) {
+	cat, srv := serve(t, testConfig(t, embedded.SQLite))
+	c := rawClient{srv: srv, prefix: url.PathEscape(cat.Name())}
+	c.post(t, "/v1/{p}/namespaces", `{"namespace":["ns"]}`)
+	secret := t.TempDir() + "/secret.txt"
+	require.NoError(t, os.WriteFile(secret, []byte("root:x:0:0:secret"), 0o600))
+	rsp, b := c.do(t, http.MethodPost, "/v1/{p}/namespaces/ns/register",
+		strings.NewReader(`{"name":"t","metadata-location":"file://`+secret+`"}`))
+	requireErrorModel(t, http.MethodPost, rsp, b, http.StatusBadRequest, "BadRequestException")
+	for _, leak := range []string{"'r'", "x:0:0", "invalid character"} {
+		require.NotContains(t, string(b), leak)
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
+	"go.uber.org/zap"
 
 	"github.com/lakegate/lakegate/upstream/icerest"
 )
@@ -274,7 +275,10 @@ func (c *Catalog) readTableMetadata(ctx context.Context, loc string) (table.Meta
 	}
 	meta, err := table.ParseMetadataBytes(b)
 	if err != nil {
-		return nil, badRequest("%s is not valid table metadata: %v", loc, err)
+		// The parser's message quotes the file's bytes ("invalid character
+		// 'r' ..."): never echo what a file holds.
+		c.log.Debug("embedded catalog: not table metadata", zap.String("location", loc), zap.Error(err))
+		return nil, badRequest("%s is not valid table metadata", loc)
 	}
 	return meta, nil
 }
