@@ -41,9 +41,7 @@ build_lakegate || fail "build failed"
 (cd "$REPO_ROOT" && go build -o "$BENCH/loadgen" ./examples/bench/loadgen) || fail "loadgen build failed"
 loadgen() { "$BENCH/loadgen" "$@"; }
 
-mvn_cached -f "$INTEROP_ROOT/java/pom.xml" dependency:build-classpath -Dmdep.includeScope=test \
-	-Dmdep.outputFile="$BENCH/refserver-classpath.txt" >"$BENCH/mvn.log" 2>&1 || fail "$(cat "$BENCH/mvn.log")"
-REFSERVER_CLASSPATH=$(cat "$BENCH/refserver-classpath.txt")
+refserver_classpath || fail "no classpath for the reference server"
 start_refserver bench-refserver || fail "reference server did not start"
 ref_pid=${INTEROP_PIDS[${#INTEROP_PIDS[@]} - 1]}
 # Nessie hands the S3 keys out in /v1/config, so iceberg-go (loadgen's

@@ -12,6 +12,23 @@
 # variables (CATALOG_FOO__BAR_BAZ -> foo-bar.baz, RCKUtils.environmentCatalogConfig):
 # uri (JDBC URL), warehouse, rest.port; catalog-impl defaults to JdbcCatalog
 # and jdbc.schema-version to V1 (which stores views too).
+# refserver_classpath: sets REFSERVER_CLASSPATH from java/pom.xml (test
+# scope), built once per version of the pom into $INTEROP_WORK/java.
+refserver_classpath() {
+	local pom="$INTEROP_ROOT/java/pom.xml" file
+	mkdir -p "$INTEROP_WORK/java"
+	file="$INTEROP_WORK/java/refserver-classpath-$(sha256sum "$pom" | cut -c1-12).txt"
+	if [ ! -s "$file" ]; then
+		mvn_cached -f "$pom" dependency:build-classpath -Dmdep.includeScope=test \
+			-Dmdep.outputFile="$file" >"$file.log" 2>&1 || {
+			cat "$file.log" >&2
+			rm -f "$file"
+			return 1
+		}
+	fi
+	REFSERVER_CLASSPATH=$(cat "$file")
+}
+
 start_refserver() {
 	local name=$1 dir="$INTEROP_WORK/java/$1"
 	if [ -z "${REFSERVER_CLASSPATH:-}" ]; then

@@ -97,15 +97,7 @@ REFSERVER_CACHE_MAX_AGE=${REFSERVER_CACHE_MAX_AGE:-30s}
 if [ -n "${WANT[refserver]:-}${WANT[direct-refserver]:-}" ]; then
 	if [ -f "$INTEROP_ROOT/java/refserver.sh" ]; then
 		. "$INTEROP_ROOT/java/refserver.sh"
-		# The reference server's classpath, from interop/java/pom.xml.
-		cp_file="$PY_WORK/refserver-classpath-$(sha256sum "$INTEROP_ROOT/java/pom.xml" | cut -c1-12).txt"
-		if [ ! -s "$cp_file" ]; then
-			mvn_cached -f "$INTEROP_ROOT/java/pom.xml" dependency:build-classpath \
-				-Dmdep.includeScope=test -Dmdep.outputFile="$cp_file" >"$PY_WORK/refserver-classpath.log" 2>&1 ||
-				{ cat "$PY_WORK/refserver-classpath.log" >&2; rm -f "$cp_file"; }
-		fi
-		if [ -s "$cp_file" ] && REFSERVER_CLASSPATH=$(cat "$cp_file") &&
-			port_free "$PORT_REF" "reference server" && start_refserver python-refserver; then
+		if refserver_classpath && port_free "$PORT_REF" "reference server" && start_refserver python-refserver; then
 			REF_UP=1
 		fi
 	else
