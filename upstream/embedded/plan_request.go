@@ -188,6 +188,21 @@ func spellConstants(raw json.RawMessage) (json.RawMessage, error) {
 	if !bytes.Contains(raw, []byte(`"true"`)) && !bytes.Contains(raw, []byte(`"false"`)) {
 		return raw, nil
 	}
+	return rewriteExpr(raw, func(node map[string]json.RawMessage) (json.RawMessage, error) {
+		var typ string
+		_ = json.Unmarshal(node["type"], &typ)
+		if (typ == "true" || typ == "false") && len(node) == 1 {
+			return json.RawMessage(typ), nil
+		}
+		return nil, nil
+	})
+}
+
+// rewriteExpr walks an Expression JSON depth first (child, left, right)
+// and lets rewrite change each object node: its answer replaces the node,
+// or, when nil, the node is kept (with rewritten children). Non-object
+// expressions (true, false) are left as they are.
+func rewriteExpr(raw json.RawMessage, rewrite func(map[string]json.RawMessage) (json.RawMessage, error)) (json.RawMessage, error) {
 	trimmed := bytes.TrimSpace(raw)
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return raw, nil
@@ -196,14 +211,12 @@ func spellConstants(raw json.RawMessage) (json.RawMessage, error) {
 	if err := json.Unmarshal(trimmed, &node); err != nil {
 		return nil, err
 	}
-	var typ string
-	_ = json.Unmarshal(node["type"], &typ)
-	if (typ == "true" || typ == "false") && len(node) == 1 {
-		return json.RawMessage(typ), nil
+	if out, err := rewrite(node); out != nil || err != nil {
+		return out, err
 	}
 	for _, k := range []string{"child", "left", "right"} {
 		if v, ok := node[k]; ok {
-			c, err := spellConstants(v)
+			c, err := rewriteExpr(v, rewrite)
 			if err != nil {
 				return nil, err
 			}
@@ -228,31 +241,16 @@ func parseExpr(raw json.RawMessage, schema *iceberg.Schema) (expr iceberg.Boolea
 // schema's spelling of the field it names case-insensitively. Unknown names
 // are left alone for the parser to reject.
 func canonicalizeTerms(raw json.RawMessage, schema *iceberg.Schema) (json.RawMessage, error) {
-	trimmed := bytes.TrimSpace(raw)
-	if len(trimmed) == 0 || trimmed[0] != '{' {
-		return raw, nil
-	}
-	var node map[string]json.RawMessage
-	if err := json.Unmarshal(trimmed, &node); err != nil {
-		return nil, err
-	}
-	for _, k := range []string{"child", "left", "right"} {
-		if v, ok := node[k]; ok {
-			c, err := canonicalizeTerms(v, schema)
+	return rewriteExpr(raw, func(node map[string]json.RawMessage) (json.RawMessage, error) {
+		if t, ok := node["term"]; ok {
+			c, err := canonicalTerm(t, schema)
 			if err != nil {
 				return nil, err
 			}
-			node[k] = c
+			node["term"] = c
 		}
-	}
-	if t, ok := node["term"]; ok {
-		c, err := canonicalTerm(t, schema)
-		if err != nil {
-			return nil, err
-		}
-		node["term"] = c
-	}
-	return json.Marshal(node)
+		return nil, nil
+	})
 }
 
 // canonicalTerm handles the two term spellings: a bare name, or an object
