@@ -199,11 +199,11 @@ func TestFederationConfigWithoutEndpoints(t *testing.T) {
 	assert.JSONEq(t, `{"prefix":"lake","namespace-separator":"%1F"}`, string(cfg["overrides"]))
 }
 
-// Names no catalog can hold faithfully (NUL and other control characters,
-// invalid UTF-8, "." and "..") get a 400 at the gateway, in the path or in
-// the body, and never reach the backend.
-func TestFederationRefusesBadNames(t *testing.T) {
-	var hits atomic.Int32
+// countingGateway is a gateway with catalog "lake" in front of a backend
+// that answers every request past /v1/config with success (a body every
+// operation accepts) and counts them.
+func countingGateway(t *testing.T) (string, *atomic.Int32) {
+	hits := new(atomic.Int32)
 	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		if r.URL.Path == "/v1/config" {
@@ -214,7 +214,14 @@ func TestFederationRefusesBadNames(t *testing.T) {
 		_, _ = io.WriteString(w, `{"namespace":["x"],"metadata-location":"s3://b/m.json","metadata":{}}`)
 	}))
 	t.Cleanup(backend.Close)
-	base := gateway(t, map[string]any{"catalogs": []any{remote("lake", backend.URL, nil)}})
+	return gateway(t, map[string]any{"catalogs": []any{remote("lake", backend.URL, nil)}}), hits
+}
+
+// Names no catalog can hold faithfully (NUL and other control characters,
+// invalid UTF-8, "." and "..") get a 400 at the gateway, in the path or in
+// the body, and never reach the backend.
+func TestFederationRefusesBadNames(t *testing.T) {
+	base, hits := countingGateway(t)
 	schema := `"schema":{"type":"struct","fields":[]}`
 	id := func(ns, name string) string { return `{"namespace":["` + ns + `"],"name":"` + name + `"}` }
 	for _, tc := range []struct{ name, method, path, body string }{
@@ -251,18 +258,7 @@ func TestFederationRefusesBadNames(t *testing.T) {
 // are a 400 and never reach the backend (one backend took them for empty
 // commits).
 func TestFederationRefusesBadBodies(t *testing.T) {
-	var hits atomic.Int32
-	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		if r.URL.Path == "/v1/config" {
-			_, _ = io.WriteString(w, `{"defaults":{},"overrides":{"prefix":"up"}}`)
-			return
-		}
-		hits.Add(1)
-		_, _ = io.WriteString(w, `{"metadata-location":"s3://b/m.json","metadata":{}}`)
-	}))
-	t.Cleanup(backend.Close)
-	base := gateway(t, map[string]any{"catalogs": []any{remote("lake", backend.URL, nil)}})
+	base, hits := countingGateway(t)
 	commit := base + "/v1/lake/namespaces/ns/tables/t"
 	for _, body := range []string{
 		`null`,
