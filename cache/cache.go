@@ -105,7 +105,6 @@ type Cache struct {
 	acksMu sync.Mutex
 	acks   map[string]chan struct{} // by message: one send per replica's ack
 
-	lastProbe atomic.Int64 // unix nanos of the last health check of a down Redis
 
 	// pending holds invalidations Redis missed while it was down; they are
 	// applied (and published) before Redis is used again.
@@ -271,32 +270,43 @@ func (c *Cache) getL2(ctx context.Context, table string, keys []string) (string,
 }
 
 // markDown records a failed Redis call: Redis is skipped (logged once)
-// until a probe finds it back. Only the probe marks it up again, once the
-// invalidations it missed are applied.
+// until the recovery loop finds it back. Only the loop marks it up again,
+// once the invalidations it missed are delivered.
 func (c *Cache) markDown(err error) {
 	if err == nil || errors.Is(err, context.Canceled) {
 		return
 	}
 	if !c.l2Down.Swap(true) {
 		c.log.Warn("redis unavailable: the cache serves from memory until it returns", zap.Error(err))
+		go c.recoverL2()
+	}
+}
+
+// probeEvery is how often a down Redis is probed.
+const probeEvery = 250 * time.Millisecond
+
+// recoverL2 probes a down Redis in the background until it answers and
+// the invalidations this replica missed are delivered. It runs whether or
+// not requests come: a replica that saw a write while Redis was away must
+// tell the others when it returns, not on its next write (they would serve
+// the table stale until then).
+func (c *Cache) recoverL2() {
+	t := time.NewTicker(probeEvery)
+	defer t.Stop()
+	for c.l2Down.Load() {
+		select {
+		case <-c.done:
+			return
+		case <-t.C:
+			c.probe()
+		}
 	}
 }
 
 // usable tells whether to use Redis now. While it is down, requests never
-// wait on it: a probe runs in the background at most once a second.
+// wait on it (recoverL2 probes it).
 func (c *Cache) usable() bool {
-	if c.rdb == nil {
-		return false
-	}
-	if !c.l2Down.Load() {
-		return true
-	}
-	now := time.Now().UnixNano()
-	last := c.lastProbe.Load()
-	if now-last >= int64(time.Second) && c.lastProbe.CompareAndSwap(last, now) {
-		go c.probe()
-	}
-	return false
+	return c.rdb != nil && !c.l2Down.Load()
 }
 
 // probe checks a down Redis and, when it answers, applies the
