@@ -105,7 +105,6 @@ type Cache struct {
 	acksMu sync.Mutex
 	acks   map[string]chan struct{} // by message: one send per replica's ack
 
-
 	// pending holds invalidations Redis missed while it was down; they are
 	// applied (and published) before Redis is used again.
 	pendMu     sync.Mutex
