@@ -128,11 +128,16 @@ func (g *Replayer) run(w http.ResponseWriter, r *http.Request, rt icerest.Route,
 			return
 		}
 		// In flight elsewhere: wait for its outcome, or for its claim to go.
-		if rec, done, err := g.await(ctx, key, deadline); err != nil {
+		rec, state, err := g.await(ctx, key, rec, deadline)
+		switch {
+		case err != nil:
 			g.storeDown(w, r, err)
 			return
-		} else if done {
+		case state == awaitFinal:
 			g.replay(w, rec)
+			return
+		case state == awaitUnknown:
+			outcomeUnknown(w, r)
 			return
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
@@ -144,35 +149,75 @@ func (g *Replayer) run(w http.ResponseWriter, r *http.Request, rt icerest.Route,
 	}
 }
 
-// await polls until the key's record is final (true), the claim is gone
-// (false: try to claim it), or the deadline passes (false).
-func (g *Replayer) await(ctx context.Context, key string, deadline time.Time) (replay.Record, bool, error) {
-	for time.Now().Before(deadline) && ctx.Err() == nil {
-		rec, found, err := g.store.Get(ctx, key)
-		if err != nil || !found {
-			return replay.Record{}, false, err
-		}
-		if rec.Final {
-			return rec, true, nil
+// What await found.
+const (
+	awaitGone    = iota // the claim went away unsent: try to claim the key
+	awaitFinal          // the outcome is stored
+	awaitUnknown        // sent, and its holder is gone: the outcome is unknown
+	awaitTimeout        // still in flight at the deadline
+)
+
+// await polls the key's record, starting from rec, until it is final, the
+// claim is gone, a sent claim's holder stops renewing it, or the deadline
+// passes.
+func (g *Replayer) await(ctx context.Context, key string, rec replay.Record, deadline time.Time) (replay.Record, int, error) {
+	for {
+		switch {
+		case rec.Final:
+			return rec, awaitFinal, nil
+		case rec.Sent && time.Now().UnixMilli() > rec.LeaseUntil:
+			return rec, awaitUnknown, nil
+		case !time.Now().Before(deadline) || ctx.Err() != nil:
+			return rec, awaitTimeout, nil
 		}
 		time.Sleep(20 * time.Millisecond)
+		var found bool
+		var err error
+		if rec, found, err = g.store.Get(ctx, key); err != nil || !found {
+			return replay.Record{}, awaitGone, err
+		}
 	}
-	return replay.Record{}, false, nil
+}
+
+// outcomeUnknown answers a retry of a request that reached the backend but
+// whose outcome could not be stored: running it again could apply it
+// twice, so the client must check the table instead.
+func outcomeUnknown(w http.ResponseWriter, r *http.Request) {
+	icerest.WriteError(w, r, icerest.Errorf(http.StatusInternalServerError, icerest.CommitStateUnknown,
+		"a request with this Idempotency-Key reached the backend, but its outcome could not be recorded: "+
+			"it may or may not have been applied, and it is not run again"))
 }
 
 // execute runs the claimed request, detached from the client (a client
 // that gives up must not leave the outcome unrecorded), renewing the lease
-// while it runs, then finalizes or releases the claim.
+// while it runs, then finalizes or releases the claim. Before the request
+// can reach the backend its claim is marked sent: from then on the key is
+// never run again, and if its outcome cannot be stored, retries are told
+// the outcome is unknown.
 func (g *Replayer) execute(w http.ResponseWriter, r *http.Request, rt icerest.Route, key, owner, fp string, body []byte, next Handler) {
+	ctx := context.WithoutCancel(r.Context())
 	stop := make(chan struct{})
 	go g.heartbeat(key, owner, stop)
+	stopped := false
 	// Deferred: if next panics, the outcome is unknown, so the claim is
-	// neither finalized nor released, and lapses with its lease.
-	defer close(stop)
+	// neither finalized nor released, and its lease lapses.
+	defer func() {
+		if !stopped {
+			close(stop)
+		}
+	}()
+	if err := g.store.MarkSent(ctx, key, owner, g.cfg.Lease, g.cfg.Lifetime); err != nil {
+		if !errors.Is(err, replay.ErrClaimLost) {
+			_ = g.store.Release(ctx, key, owner)
+		}
+		g.storeDown(w, r, err)
+		return
+	}
 	rw := &recorder{ResponseWriter: w, status: http.StatusOK}
 	next(rw, r, rt)
-	ctx := context.WithoutCancel(r.Context())
 	if !finalizable(rw.status) {
+		// The spec's rule: 5xx and retryable 4xx are not finalized. If the
+		// release fails, the sent claim lapses into "outcome unknown".
 		if err := g.store.Release(ctx, key, owner); err != nil {
 			g.log.Warn("releasing an idempotency claim", zap.Error(err))
 		}
@@ -180,9 +225,33 @@ func (g *Replayer) execute(w http.ResponseWriter, r *http.Request, rt icerest.Ro
 	}
 	rec := replay.Record{Fingerprint: fp, Final: true, Status: rw.status, Header: keptHeaders(rw.Header()),
 		Body: rw.body.Bytes(), Created: time.Now()}
-	if err := g.store.Finalize(ctx, key, owner, rec, g.cfg.Lifetime); err != nil {
-		// The write happened; only its replay is lost. Logged, not secret.
-		g.log.Error("storing an idempotent response", zap.String("catalog", g.catalog), zap.Error(err))
+	if err := g.store.Finalize(ctx, key, owner, rec, g.cfg.Lifetime); err == nil {
+		return
+	}
+	// The store failed: keep trying in the background, the lease renewed,
+	// so that a retry meanwhile waits rather than being told "unknown".
+	stopped = true
+	go func() {
+		defer close(stop)
+		g.finalizeLater(ctx, key, owner, rec)
+	}()
+}
+
+// finalizeLater retries storing an outcome, with backoff, for about one
+// lease. If the store is still failing then, the sent claim lapses: retries
+// get CommitStateUnknownException for the key's lifetime, never a re-run.
+func (g *Replayer) finalizeLater(ctx context.Context, key, owner string, rec replay.Record) {
+	deadline := time.Now().Add(g.cfg.Lease)
+	for wait := 50 * time.Millisecond; ; wait = min(2*wait, 2*time.Second) {
+		if time.Now().Add(wait).After(deadline) {
+			g.log.Error("could not store an idempotent outcome: retries of this key get CommitStateUnknownException",
+				zap.String("catalog", g.catalog))
+			return
+		}
+		time.Sleep(wait)
+		if err := g.store.Finalize(ctx, key, owner, rec, g.cfg.Lifetime); err == nil {
+			return
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package upstream_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -170,7 +171,7 @@ func TestReplaySemantics(t *testing.T) {
 				assert.False(t, mallory.replayed)
 				assert.Equal(t, int64(2), b.hits.Load(), "mallory's request ran on its own")
 			})
-			t.Run("a killed request's lease expires and the key is usable", func(t *testing.T) {
+			t.Run("a request killed after reaching the backend is never run again", func(t *testing.T) {
 				b := &countingBackend{}
 				store := newStore()
 				srv, _ := replayServer(t, store, upstream.ReplayConfig{Lease: 300 * time.Millisecond, Wait: 5 * time.Second}, b)
@@ -186,10 +187,45 @@ func TestReplaySemantics(t *testing.T) {
 				defer killed.Close()
 				_, err := commit(t, ctx, killed.URL, key, "alice", `{}`)
 				require.Error(t, err)
+				// Its outcome is unknown: once its lease lapses, retries are
+				// told so (they wait while it might still be renewed).
 				a, err := commit(t, ctx, srv.URL, key, "alice", `{}`)
 				require.NoError(t, err)
-				assert.Equal(t, http.StatusOK, a.status)
+				assert.Equal(t, http.StatusInternalServerError, a.status, a.body)
+				assert.Equal(t, icerest.CommitStateUnknown, a.errType)
+				assert.Zero(t, b.hits.Load(), "the retry ran the request again")
+			})
+			t.Run("an outcome the store could not take at once is stored later", func(t *testing.T) {
+				b := &countingBackend{}
+				flaky := &flakyStore{Store: newStore()}
+				flaky.failFinalize.Store(3)
+				srv, _ := replayServer(t, flaky, upstream.ReplayConfig{Lease: 2 * time.Second}, b)
+				key := uuid.Must(uuid.NewV7()).String()
+				first, err := commit(t, ctx, srv.URL, key, "alice", `{}`)
+				require.NoError(t, err)
+				require.Equal(t, http.StatusOK, first.status)
+				again, err := commit(t, ctx, srv.URL, key, "alice", `{}`)
+				require.NoError(t, err)
+				assert.Equal(t, http.StatusOK, again.status, again.body)
+				assert.True(t, again.replayed)
 				assert.Equal(t, int64(1), b.hits.Load())
+			})
+			t.Run("an outcome the store never takes: retries get CommitStateUnknown", func(t *testing.T) {
+				b := &countingBackend{}
+				flaky := &flakyStore{Store: newStore()}
+				flaky.failFinalize.Store(1 << 30)
+				srv, _ := replayServer(t, flaky, upstream.ReplayConfig{Lease: 300 * time.Millisecond, Wait: 5 * time.Second}, b)
+				key := uuid.Must(uuid.NewV7()).String()
+				first, err := commit(t, ctx, srv.URL, key, "alice", `{}`)
+				require.NoError(t, err)
+				require.Equal(t, http.StatusOK, first.status, "the client gets the backend's answer")
+				for range 2 {
+					a, err := commit(t, ctx, srv.URL, key, "alice", `{}`)
+					require.NoError(t, err)
+					assert.Equal(t, http.StatusInternalServerError, a.status, a.body)
+					assert.Equal(t, icerest.CommitStateUnknown, a.errType)
+				}
+				assert.Equal(t, int64(1), b.hits.Load(), "a retry ran the commit a second time")
 			})
 			t.Run("the client gives up; the retry gets the committed result", func(t *testing.T) {
 				b := &countingBackend{delay: 400 * time.Millisecond}
@@ -235,4 +271,18 @@ func TestReplayStoreDownRefusesKeyedWrites(t *testing.T) {
 	a, err = commit(t, context.Background(), srv.URL, "", "alice", `{}`)
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusOK, a.status, "requests without a key are unaffected")
+}
+
+// flakyStore fails Finalize while failFinalize is positive, as a frozen or
+// partitioned Redis does.
+type flakyStore struct {
+	replay.Store
+	failFinalize atomic.Int64
+}
+
+func (f *flakyStore) Finalize(ctx context.Context, key, owner string, rec replay.Record, ttl time.Duration) error {
+	if f.failFinalize.Add(-1) >= 0 {
+		return fmt.Errorf("%w: frozen", replay.ErrUnavailable)
+	}
+	return f.Store.Finalize(ctx, key, owner, rec, ttl)
 }

@@ -78,9 +78,27 @@ func (m *Memory) Extend(_ context.Context, key, owner string, lease time.Duratio
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if e, ok := m.live(key); ok && e.rec.Owner == owner {
-		e.expires = time.Now().Add(lease)
+		if e.rec.Sent {
+			e.rec.LeaseUntil = time.Now().Add(lease).UnixMilli()
+		} else {
+			e.expires = time.Now().Add(lease)
+		}
 		m.records[key] = e
 	}
+	return nil
+}
+
+// MarkSent implements Store.
+func (m *Memory) MarkSent(_ context.Context, key, owner string, lease, lifetime time.Duration) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.live(key)
+	if !ok || e.rec.Owner != owner || e.rec.Final {
+		return ErrClaimLost
+	}
+	e.rec.Sent, e.rec.LeaseUntil = true, time.Now().Add(lease).UnixMilli()
+	e.expires = time.Now().Add(lifetime)
+	m.records[key] = e
 	return nil
 }
 

@@ -74,7 +74,18 @@ if not ok or rec["owner"] ~= ARGV[1] then return 0 end
 `
 
 var (
-	extendScript = redis.NewScript(ownerIs + `return redis.call("PEXPIRE", KEYS[1], ARGV[2])`)
+	// A sent claim keeps its lifetime TTL; only its lease_until moves.
+	extendScript = redis.NewScript(ownerIs + `if rec["sent"] then
+  rec["lease_until"] = tonumber(ARGV[3])
+  redis.call("SET", KEYS[1], cjson.encode(rec), "KEEPTTL")
+  return 1
+end
+return redis.call("PEXPIRE", KEYS[1], ARGV[2])`)
+	markSentScript = redis.NewScript(ownerIs + `if rec["final"] then return 0 end
+rec["sent"] = true
+rec["lease_until"] = tonumber(ARGV[2])
+redis.call("SET", KEYS[1], cjson.encode(rec), "PX", ARGV[3])
+return 1`)
 	// A claim whose lease ran out with nobody retaking it is still
 	// finalized: the request did run, and its outcome must be replayed.
 	finalizeScript = redis.NewScript(`local cur = redis.call("GET", KEYS[1])
@@ -89,7 +100,20 @@ return 1`)
 
 // Extend implements Store.
 func (s *Redis) Extend(ctx context.Context, key, owner string, lease time.Duration) error {
-	return s.run(ctx, extendScript, key, owner, lease.Milliseconds())
+	return s.run(ctx, extendScript, key, owner, lease.Milliseconds(), time.Now().Add(lease).UnixMilli())
+}
+
+// MarkSent implements Store.
+func (s *Redis) MarkSent(ctx context.Context, key, owner string, lease, lifetime time.Duration) error {
+	n, err := markSentScript.Run(ctx, s.client, []string{s.k(key)}, owner,
+		time.Now().Add(lease).UnixMilli(), lifetime.Milliseconds()).Int()
+	switch {
+	case err != nil && !errors.Is(err, redis.Nil):
+		return unavailable(err)
+	case n != 1:
+		return ErrClaimLost
+	}
+	return nil
 }
 
 // Finalize implements Store.

@@ -19,6 +19,13 @@ type Record struct {
 	// Owner is a random token of the request holding the claim; empty
 	// once the record is final.
 	Owner string `json:"owner,omitempty"`
+	// Sent reports a claimed request that may have reached the backend: its
+	// record lives for the key's whole lifetime from then on, so the key is
+	// never claimed (and the request never run) again.
+	Sent bool `json:"sent,omitempty"`
+	// LeaseUntil (unix ms) is when a sent claim's holder stops renewing it:
+	// past it, the holder is gone and the outcome is unknown.
+	LeaseUntil int64 `json:"lease_until,omitempty"`
 	// Final reports a finished request whose response is stored below.
 	Final   bool        `json:"final,omitempty"`
 	Status  int         `json:"status,omitempty"`
@@ -26,6 +33,10 @@ type Record struct {
 	Body    []byte      `json:"body,omitempty"`
 	Created time.Time   `json:"created"`
 }
+
+// ErrClaimLost is MarkSent's answer when the claim is no longer the
+// caller's (its lease ran out and another request took it).
+var ErrClaimLost = errors.New("idempotency claim lost")
 
 // ErrUnavailable wraps failures of the store itself: a keyed mutation
 // cannot be guarded, so it must not run.
@@ -40,8 +51,13 @@ type Store interface {
 	Claim(ctx context.Context, key string, rec Record, lease time.Duration) (Record, bool, error)
 	// Get returns the key's record, or false when there is none.
 	Get(ctx context.Context, key string) (Record, bool, error)
-	// Extend renews the lease of the claim held by owner.
+	// Extend renews the lease of the claim held by owner: its expiry, or a
+	// sent claim's LeaseUntil (its record keeps its lifetime).
 	Extend(ctx context.Context, key, owner string, lease time.Duration) error
+	// MarkSent marks the claim held by owner as sent, with its lease, and
+	// keeps its record for lifetime. ErrClaimLost when owner no longer holds
+	// it: the request must not run.
+	MarkSent(ctx context.Context, key, owner string, lease, lifetime time.Duration) error
 	// Finalize replaces the claim held by owner with the final record,
 	// kept for ttl.
 	Finalize(ctx context.Context, key, owner string, rec Record, ttl time.Duration) error

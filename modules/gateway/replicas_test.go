@@ -241,3 +241,67 @@ func TestCacheConvergesWhenRedisReturns(t *testing.T) {
 		return getTable(t, reader+path).props["owner"] == "during the partition"
 	}, 15*time.Second, 100*time.Millisecond, "the reader still serves the table from before the commit")
 }
+
+// A keyed commit while Redis freezes (SIGSTOP) after the claim: the
+// outcome cannot be stored at once. The commit reaches the backend once,
+// whatever the retries: if Redis returns within the lease the retry is
+// replayed; if not, retries get CommitStateUnknownException instead of a
+// second apply (it was applied twice, issue 13).
+func TestReplayOutcomeSurvivesRedisFreeze(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		frozen time.Duration
+		want   int
+	}{
+		{"redis back within the lease", time.Second, http.StatusOK},
+		{"redis back after the lease", 5 * time.Second, http.StatusInternalServerError},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rp := startRedisServer(t)
+			cat, err := embedded.Open(context.Background(), embeddedtest.Config(t, embedded.SQLite), nil)
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = cat.Close() })
+			var commits atomic.Int64
+			var freeze atomic.Bool
+			backend := newLoopbackServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if freeze.Load() && r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/tables/t") {
+					// The claim is taken and marked sent: Redis freezes now,
+					// before the outcome can be stored.
+					require.NoError(t, rp.cmd.Process.Signal(syscall.SIGSTOP))
+					time.AfterFunc(tc.frozen, func() { _ = rp.cmd.Process.Signal(syscall.SIGCONT) })
+				}
+				countCommits(cat, &commits).ServeHTTP(w, r)
+			}))
+			app := map[string]any{
+				"redis": rp.url,
+				"catalogs": []any{map[string]any{"name": "lake", "remote": map[string]any{"url": backend},
+					"idempotency": map[string]any{"lease": int64(3 * time.Second), "wait": int64(30 * time.Second)}}},
+			}
+			gw := replica(t, app)
+			status, body, _ := post(t, gw+"/v1/lake/namespaces", "", `{"namespace":["ns"]}`)
+			require.Equal(t, http.StatusOK, status, body)
+			status, body, _ = post(t, gw+"/v1/lake/namespaces/ns/tables", "",
+				`{"name":"t","schema":{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","type":"long","required":true}]}}`)
+			require.Equal(t, http.StatusOK, status, body)
+
+			key := uuid.Must(uuid.NewV7()).String()
+			commitBody := `{"requirements":[],"updates":[{"action":"set-properties","updates":{"owner":"frozen"}}]}`
+			freeze.Store(true)
+			status, body, _ = post(t, gw+"/v1/lake/namespaces/ns/tables/t", key, commitBody)
+			freeze.Store(false)
+			require.Equal(t, http.StatusOK, status, "the client gets the backend's answer: %s", body)
+
+			time.Sleep(tc.frozen + time.Second) // Redis is back
+			for range 3 {
+				status, body, h := post(t, gw+"/v1/lake/namespaces/ns/tables/t", key, commitBody)
+				assert.Equal(t, tc.want, status, body)
+				if tc.want == http.StatusOK {
+					assert.Equal(t, "true", h.Get(upstream.ReplayedHeader))
+				} else {
+					assert.Equal(t, "CommitStateUnknownException", errorType([]byte(body)))
+				}
+			}
+			assert.Equal(t, int64(1), commits.Load(), "the commit reached the backend more than once")
+		})
+	}
+}
