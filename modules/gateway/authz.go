@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -160,77 +159,52 @@ func clientIP(r *http.Request) string {
 // vettedBody reads a write's body (it is small: limitBody capped it),
 // leaves it in place for the pipeline, and checks it against the
 // operation's request schema, so a malformed one never reaches a backend.
-func vettedBody(r *http.Request, rt icerest.Route) ([]byte, *icerest.Error) {
+// It returns what the body names.
+func vettedBody(r *http.Request, rt icerest.Route) (icerest.Touched, *icerest.Error) {
 	if !icerest.VetsBody(rt.Operation) {
-		return nil, nil
+		return icerest.Touched{}, nil
 	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return nil, icerest.Errorf(http.StatusRequestEntityTooLarge, icerest.RequestEntityTooLarge,
+			return icerest.Touched{}, icerest.Errorf(http.StatusRequestEntityTooLarge, icerest.RequestEntityTooLarge,
 				"request body exceeds %d bytes", mbe.Limit)
 		}
-		return nil, icerest.Errorf(http.StatusBadRequest, icerest.BadRequest, "reading request body: %v", err)
+		return icerest.Touched{}, icerest.Errorf(http.StatusBadRequest, icerest.BadRequest, "reading request body: %v", err)
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	return body, icerest.ValidateBody(rt.Operation, body)
+	return icerest.ValidateBody(rt.Operation, body)
 }
 
 // resources lists what an operation touches: the path's resource, or the
-// body's: the namespace being created, both sides of a rename, every
-// table of a multi-table commit (each one must be allowed).
-func resources(rt icerest.Route, body []byte) ([]policies.Resource, *icerest.Error) {
+// body's (touched): the namespace being created, both sides of a rename,
+// every table of a multi-table commit (each one must be allowed). Every
+// name must pass checkIdentifier.
+func resources(rt icerest.Route, touched icerest.Touched) ([]policies.Resource, *icerest.Error) {
 	if err := checkNames(rt); err != nil {
 		return nil, err
 	}
 	switch rt.Operation {
-	case icerest.OpRenameTable, icerest.OpRenameView, icerest.OpCommitTransaction, icerest.OpCreateNamespace,
-		icerest.OpCreateTable, icerest.OpRegisterTable, icerest.OpCreateView, icerest.OpRegisterView:
+	case icerest.OpCreateNamespace:
+		// the namespace to be, so namespace-scoped roles can create below theirs
+		return []policies.Resource{{Namespace: touched.Namespace}}, checkIdentifier(touched.Namespace...)
+	case icerest.OpCreateTable, icerest.OpRegisterTable, icerest.OpCreateView, icerest.OpRegisterView:
+		return []policies.Resource{{Namespace: rt.Namespace}}, checkIdentifier(touched.Name)
+	case icerest.OpRenameTable, icerest.OpRenameView, icerest.OpCommitTransaction:
 	default:
 		return []policies.Resource{{Namespace: rt.Namespace, Table: rt.Table, View: rt.View}}, nil
 	}
-	type ident struct {
-		Namespace []string `json:"namespace"`
-		Name      string   `json:"name"`
-	}
-	var req struct {
-		Namespace           []string `json:"namespace"` // createNamespace
-		Name                string   `json:"name"`      // createTable, createView, register*
-		Source, Destination ident
-		TableChanges        []struct {
-			Identifier ident `json:"identifier"`
-		} `json:"table-changes"`
-	}
-	if err := json.Unmarshal(body, &req); err != nil {
-		return nil, icerest.Errorf(http.StatusBadRequest, icerest.BadRequest, "malformed request body: %v", err)
-	}
-	switch rt.Operation {
-	case icerest.OpCreateNamespace:
-		// the namespace to be, so namespace-scoped roles can create below theirs
-		return []policies.Resource{{Namespace: req.Namespace}}, checkIdentifier(req.Namespace...)
-	case icerest.OpCreateTable, icerest.OpRegisterTable, icerest.OpCreateView, icerest.OpRegisterView:
-		return []policies.Resource{{Namespace: rt.Namespace}}, checkIdentifier(req.Name)
-	}
-	obj := func(id ident) policies.Resource {
-		if rt.Operation == icerest.OpRenameView {
-			return policies.Resource{Namespace: id.Namespace, View: id.Name}
-		}
-		return policies.Resource{Namespace: id.Namespace, Table: id.Name}
-	}
-	ids := []ident{req.Source, req.Destination}
-	if rt.Operation == icerest.OpCommitTransaction {
-		ids = ids[:0]
-		for _, c := range req.TableChanges {
-			ids = append(ids, c.Identifier)
-		}
-	}
-	out := make([]policies.Resource, 0, len(ids))
-	for _, id := range ids {
+	out := make([]policies.Resource, 0, len(touched.Identifiers))
+	for _, id := range touched.Identifiers {
 		if err := checkIdentifier(append(slices.Clone(id.Namespace), id.Name)...); err != nil {
 			return nil, err
 		}
-		out = append(out, obj(id))
+		if rt.Operation == icerest.OpRenameView {
+			out = append(out, policies.Resource{Namespace: id.Namespace, View: id.Name})
+		} else {
+			out = append(out, policies.Resource{Namespace: id.Namespace, Table: id.Name})
+		}
 	}
 	return out, nil
 }

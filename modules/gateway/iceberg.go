@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -98,10 +96,10 @@ func (h *IcebergHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next 
 // serve authorizes the operation on every resource it touches, then runs
 // it through the catalog's pipeline, enforcing the policy's obligations.
 func (h *IcebergHandler) serve(w http.ResponseWriter, r *http.Request, rt icerest.Route, p *identity.Principal, cat *catalogState) {
-	body, rerr := vettedBody(r, rt)
+	touched, rerr := vettedBody(r, rt)
 	var res []policies.Resource
 	if rerr == nil {
-		res, rerr = resources(rt, body)
+		res, rerr = resources(rt, touched)
 	}
 	if rerr != nil {
 		icerest.WriteError(w, r, rerr)
@@ -195,19 +193,12 @@ func checkNames(rt icerest.Route) *icerest.Error {
 }
 
 // checkIdentifier refuses, before any backend sees them, names no catalog
-// can hold faithfully: "." and ".." (rewritten onto a backend URL they
-// would climb its path), invalid UTF-8, and control characters (NUL
-// included: "a\x00b" was listed as "ab" by one backend and then could not
-// be used). The rule is the same for every backend.
+// can hold faithfully (icerest.NameProblem). The rule is the same for
+// every backend.
 func checkIdentifier(names ...string) *icerest.Error {
 	for _, n := range names {
-		switch {
-		case n == "." || n == "..":
-			return icerest.Errorf(http.StatusBadRequest, icerest.BadRequest, "invalid name %q", n)
-		case !utf8.ValidString(n):
-			return icerest.Errorf(http.StatusBadRequest, icerest.BadRequest, "name %q is not valid UTF-8", n)
-		case strings.ContainsFunc(n, unicode.IsControl):
-			return icerest.Errorf(http.StatusBadRequest, icerest.BadRequest, "name %q contains a control character", n)
+		if problem := icerest.NameProblem(n); problem != "" {
+			return icerest.Errorf(http.StatusBadRequest, icerest.BadRequest, "name %q %s", n, problem)
 		}
 	}
 	return nil

@@ -4,8 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/apache/iceberg-go/table"
 
@@ -13,21 +11,18 @@ import (
 )
 
 // checkName refuses a namespace level or object name the embedded catalog
-// cannot store faithfully. iceberg-go's SQL catalog rejects "/", "." and
-// "..", and control characters (as a misleading "does not exist"), so they
-// are a 400 here, before anything is looked up or written.
+// cannot store faithfully: the names no catalog can hold
+// (icerest.NameProblem), and "/", which iceberg-go's SQL catalog rejects
+// too (as a misleading "does not exist"). A 400 here, before anything is
+// looked up or written.
 func checkName(what, s string) error {
-	switch {
+	switch problem := icerest.NameProblem(s); {
 	case s == "":
 		return badRequest("%s name is empty", what)
-	case !utf8.ValidString(s):
-		return badRequest("%s name %q is not valid UTF-8", what, s)
-	case s == "." || s == "..":
-		return badRequest("%s name %q is not allowed", what, s)
+	case problem != "":
+		return badRequest("%s name %q %s", what, s, problem)
 	case strings.Contains(s, "/"):
 		return badRequest("%s name %q: the embedded catalog does not support \"/\" in names", what, s)
-	case strings.ContainsFunc(s, unicode.IsControl):
-		return badRequest("%s name %q contains a control character", what, s)
 	}
 	return nil
 }

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
+	"slices"
 	"unicode/utf8"
 )
 
@@ -17,19 +17,38 @@ import (
 // the shape only, not meaning (that a schema id exists is the backend's
 // call). null, trailing data, invalid UTF-8 and unknown update types are a
 // 400 here; a backend may take them for an empty commit.
-func ValidateBody(op string, body []byte) *Error {
+//
+// It also returns what the body names, read from the same parse (exact
+// keys, as backends read them), for the policy to decide on.
+func ValidateBody(op string, body []byte) (Touched, *Error) {
+	var t Touched
 	rules, ok := bodyRules[op]
 	if !ok {
-		return nil // no body (GET, HEAD, DELETE) or none we vet
+		return t, nil // no body (GET, HEAD, DELETE) or none we vet
 	}
 	obj, err := decodeObject(body)
 	if err == nil {
-		err = rules(obj)
+		err = rules(obj, &t)
 	}
 	if err != nil {
-		return Errorf(http.StatusBadRequest, BadRequest, "malformed %s request: %v", op, err)
+		return Touched{}, Errorf(http.StatusBadRequest, BadRequest, "malformed %s request: %v", op, err)
 	}
-	return nil
+	return t, nil
+}
+
+// Touched is what a valid write body names.
+type Touched struct {
+	Namespace []string // createNamespace: the namespace to be
+	Name      string   // createTable, registerTable, createView, registerView
+	// Identifiers are both sides of a rename (source first), or every
+	// table of a transaction.
+	Identifiers []Identifier
+}
+
+// Identifier is a TableIdentifier.
+type Identifier struct {
+	Namespace []string
+	Name      string
 }
 
 // VetsBody reports whether op's request body is checked by ValidateBody.
@@ -39,67 +58,68 @@ type object map[string]json.RawMessage
 
 // bodyRules are the request schemas, by operation. Fields the spec marks
 // required must be there; every field present must have its type.
-var bodyRules = map[string]func(object) error{
-	OpCreateNamespace: func(o object) error {
-		return all(o.required("namespace", namespaceLevels), o.optional("properties", stringMap))
+var bodyRules = map[string]func(object, *Touched) error{
+	OpCreateNamespace: func(o object, t *Touched) error {
+		return all(o.required("namespace", namespaceLevels(&t.Namespace)), o.optional("properties", stringMap))
 	},
-	OpUpdateProperties: func(o object) error {
+	OpUpdateProperties: func(o object, _ *Touched) error {
 		return all(o.optional("removals", stringArray), o.optional("updates", stringMap))
 	},
-	OpCreateTable: func(o object) error {
-		return all(o.required("name", nonEmptyString), o.required("schema", isObject),
+	OpCreateTable: func(o object, t *Touched) error {
+		return all(o.required("name", nonEmptyString(&t.Name)), o.required("schema", isObject),
 			o.optional("location", isString), o.optional("partition-spec", isObject),
 			o.optional("write-order", isObject), o.optional("stage-create", isBool),
 			o.optional("properties", stringMap))
 	},
-	OpRegisterTable: func(o object) error {
-		return all(o.required("name", nonEmptyString), o.required("metadata-location", nonEmptyString),
+	OpRegisterTable: func(o object, t *Touched) error {
+		return all(o.required("name", nonEmptyString(&t.Name)), o.required("metadata-location", nonEmptyString(nil)),
 			o.optional("overwrite", isBool))
 	},
-	OpRegisterView: func(o object) error {
-		return all(o.required("name", nonEmptyString), o.required("metadata-location", nonEmptyString))
+	OpRegisterView: func(o object, t *Touched) error {
+		return all(o.required("name", nonEmptyString(&t.Name)), o.required("metadata-location", nonEmptyString(nil)))
 	},
-	OpUpdateTable: func(o object) error { return tableCommit(o, false) },
-	OpCommitTransaction: func(o object) error {
+	OpUpdateTable: func(o object, _ *Touched) error { return tableCommit(o, nil) },
+	OpCommitTransaction: func(o object, t *Touched) error {
 		return o.required("table-changes", arrayOf(func(raw json.RawMessage) error {
 			c, err := nestedObject(raw)
 			if err != nil {
 				return err
 			}
-			return tableCommit(c, true)
+			return tableCommit(c, &t.Identifiers)
 		}))
 	},
 	OpRenameTable: renameRequest,
 	OpRenameView:  renameRequest,
-	OpCreateView: func(o object) error {
-		return all(o.required("name", nonEmptyString), o.required("schema", isObject),
+	OpCreateView: func(o object, t *Touched) error {
+		return all(o.required("name", nonEmptyString(&t.Name)), o.required("schema", isObject),
 			o.required("view-version", isObject), o.optional("location", isString),
 			o.optional("properties", stringMap))
 	},
-	OpReplaceView: func(o object) error {
-		return all(o.optional("identifier", identifier),
+	OpReplaceView: func(o object, _ *Touched) error {
+		return all(o.optional("identifier", identifier(nil)),
 			o.optional("requirements", arrayOf(typed("type", viewRequirementTypes))),
 			o.required("updates", arrayOf(typed("action", viewUpdateActions))))
 	},
-	OpReportMetrics:  func(object) error { return nil },
-	OpPlanTableScan:  func(object) error { return nil },
-	OpFetchScanTasks: func(object) error { return nil },
+	OpReportMetrics:  func(object, *Touched) error { return nil },
+	OpPlanTableScan:  func(object, *Touched) error { return nil },
+	OpFetchScanTasks: func(object, *Touched) error { return nil },
 }
 
-// tableCommit is a CommitTableRequest; inside a transaction its
-// identifier is required.
-func tableCommit(o object, inTransaction bool) error {
-	id := o.optional("identifier", identifier)
-	if inTransaction {
-		id = o.required("identifier", identifier)
+// tableCommit is a CommitTableRequest. In a transaction (ids != nil) its
+// identifier is required and collected.
+func tableCommit(o object, ids *[]Identifier) error {
+	id := o.optional("identifier", identifier(nil))
+	if ids != nil {
+		id = o.required("identifier", identifier(ids))
 	}
 	return all(id,
 		o.required("requirements", arrayOf(typed("type", tableRequirementTypes))),
 		o.required("updates", arrayOf(typed("action", tableUpdateActions))))
 }
 
-func renameRequest(o object) error {
-	return all(o.required("source", identifier), o.required("destination", identifier))
+func renameRequest(o object, t *Touched) error {
+	return all(o.required("source", identifier(&t.Identifiers)),
+		o.required("destination", identifier(&t.Identifiers)))
 }
 
 // The spec's discriminator values (TableRequirement, ViewRequirement,
@@ -220,12 +240,19 @@ func isString(raw json.RawMessage) error {
 	return nil
 }
 
-func nonEmptyString(raw json.RawMessage) error {
-	var s string
-	if json.Unmarshal(raw, &s) != nil || s == "" {
-		return errors.New("must be a non-empty string")
+// nonEmptyString checks a non-empty string and keeps it in dst (when
+// not nil).
+func nonEmptyString(dst *string) check {
+	return func(raw json.RawMessage) error {
+		var s string
+		if json.Unmarshal(raw, &s) != nil || s == "" {
+			return errors.New("must be a non-empty string")
+		}
+		if dst != nil {
+			*dst = s
+		}
+		return nil
 	}
-	return nil
 }
 
 func isBool(raw json.RawMessage) error {
@@ -252,27 +279,40 @@ func stringMap(raw json.RawMessage) error {
 	return nil
 }
 
-// namespaceLevels is a namespace: a non-empty array of non-empty strings.
-func namespaceLevels(raw json.RawMessage) error {
-	var a []string
-	if kind(raw) != '[' || json.Unmarshal(raw, &a) != nil || len(a) == 0 || strings.Join(a, "") == "" {
-		return errors.New("must be a non-empty array of names")
-	}
-	for _, l := range a {
-		if l == "" {
+// namespaceLevels is a namespace: a non-empty array of non-empty strings,
+// kept in dst.
+func namespaceLevels(dst *[]string) check {
+	return func(raw json.RawMessage) error {
+		var a []string
+		if kind(raw) != '[' || json.Unmarshal(raw, &a) != nil || len(a) == 0 {
+			return errors.New("must be a non-empty array of names")
+		}
+		if slices.Contains(a, "") {
 			return errors.New("must not hold an empty name")
 		}
+		*dst = a
+		return nil
 	}
-	return nil
 }
 
-// identifier is a TableIdentifier: {"namespace": [...], "name": "..."}.
-func identifier(raw json.RawMessage) error {
-	o, err := nestedObject(raw)
-	if err != nil {
-		return err
+// identifier is a TableIdentifier, {"namespace": [...], "name": "..."},
+// appended to dst (when not nil).
+func identifier(dst *[]Identifier) check {
+	return func(raw json.RawMessage) error {
+		o, err := nestedObject(raw)
+		if err != nil {
+			return err
+		}
+		var id Identifier
+		if err := all(o.required("namespace", stringArray), o.required("name", nonEmptyString(&id.Name))); err != nil {
+			return err
+		}
+		_ = json.Unmarshal(o["namespace"], &id.Namespace) // checked just above
+		if dst != nil {
+			*dst = append(*dst, id)
+		}
+		return nil
 	}
-	return all(o.required("namespace", stringArray), o.required("name", nonEmptyString))
 }
 
 func arrayOf(each check) check {

@@ -1,6 +1,7 @@
 package icerest
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -33,8 +34,39 @@ func TestValidateBodyGood(t *testing.T) {
 		{OpReportMetrics, `{"report-type":"scan-report"}`},
 		{OpLoadTable, ``}, // no body to vet
 	} {
-		if err := ValidateBody(tc.op, []byte(tc.body)); err != nil {
+		if _, err := ValidateBody(tc.op, []byte(tc.body)); err != nil {
 			t.Errorf("%s %s: %v", tc.op, tc.body, err)
+		}
+	}
+}
+
+// TestValidateBodyTouched: what a body names comes from the same parse as
+// its check, with exact keys as backends read them: a case-folded
+// duplicate ("Namespace") cannot make the policy decide on another name
+// than the one the backend creates.
+func TestValidateBodyTouched(t *testing.T) {
+	id := func(ns, name string) Identifier { return Identifier{Namespace: []string{ns}, Name: name} }
+	for _, tc := range []struct {
+		op, body string
+		want     Touched
+	}{
+		{OpCreateNamespace, `{"namespace":["a","b"],"Namespace":["admin"]}`, Touched{Namespace: []string{"a", "b"}}},
+		{OpCreateTable, `{"name":"t","NAME":"other","schema":` + okSchema + `}`, Touched{Name: "t"}},
+		{OpRegisterView, `{"name":"v","metadata-location":"s3://b/v.json"}`, Touched{Name: "v"}},
+		{OpRenameTable, `{"source":{"namespace":["a"],"name":"s"},"destination":{"namespace":["b"],"name":"d"}}`,
+			Touched{Identifiers: []Identifier{id("a", "s"), id("b", "d")}}},
+		{OpCommitTransaction, `{"table-changes":[{"identifier":{"namespace":["a"],"name":"x"},"requirements":[],"updates":[]},` +
+			`{"identifier":{"namespace":["b"],"name":"y","Name":"z"},"requirements":[],"updates":[]}]}`,
+			Touched{Identifiers: []Identifier{id("a", "x"), id("b", "y")}}},
+		{OpUpdateTable, `{"identifier":` + okIdent + `,"requirements":[],"updates":[]}`, Touched{}},
+	} {
+		got, err := ValidateBody(tc.op, []byte(tc.body))
+		if err != nil {
+			t.Errorf("%s %s: %v", tc.op, tc.body, err)
+			continue
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s %s: touched %+v, want %+v", tc.op, tc.body, got, tc.want)
 		}
 	}
 }
@@ -90,7 +122,7 @@ func TestValidateBodyBad(t *testing.T) {
 		{"replace view with a table update", OpReplaceView, `{"updates":[{"action":"add-snapshot"}]}`, "unknown action"},
 		{"metrics not an object", OpReportMetrics, `null`, "null"},
 	} {
-		err := ValidateBody(tc.op, []byte(tc.body))
+		_, err := ValidateBody(tc.op, []byte(tc.body))
 		if err == nil {
 			t.Errorf("%s: %s passed", tc.name, tc.body)
 			continue
@@ -117,7 +149,7 @@ func FuzzValidateBody(f *testing.F) {
 	f.Add(OpCreateTable, []byte(`{"name":"t","schema":{"type":"struct","fields":[]}}`))
 	f.Add(OpRenameTable, []byte(`{"source":{"namespace":["a"],"name":"t"},"destination":{"namespace":["a"],"name":"u"}}`))
 	f.Fuzz(func(t *testing.T, op string, body []byte) {
-		err := ValidateBody(op, body)
+		_, err := ValidateBody(op, body)
 		if err != nil && (err.Code != 400 || err.Type != BadRequest) {
 			t.Fatalf("got %d %s", err.Code, err.Type)
 		}
@@ -154,7 +186,7 @@ func BenchmarkValidateBody(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if err := ValidateBody(OpUpdateTable, body); err != nil {
+				if _, err := ValidateBody(OpUpdateTable, body); err != nil {
 					b.Fatal(err)
 				}
 			}
