@@ -189,7 +189,7 @@ func (c *Catalog) stage(ctx context.Context, ch tableChange) (stagedCommit, erro
 		if err := c.requireNamespace(ctx, catalog.NamespaceFromIdent(ch.id)); err != nil {
 			return s, err
 		}
-		if err := c.checkNameFree(ctx, ch.id); err != nil {
+		if err := c.checkNameFree(ctx, ch.id, rowTable); err != nil {
 			return s, err // a view has the name
 		}
 	case errors.Is(err, catalog.ErrNoSuchTable):

@@ -11,6 +11,7 @@ import (
 
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+	"github.com/apache/iceberg-go/view"
 
 	"github.com/lakegate/lakegate/upstream/icerest"
 )
@@ -34,12 +35,19 @@ func (e *catalogError) Unwrap() error { return e.kind }
 
 func dotted(id []string) string { return strings.Join(id, ".") }
 
-func noSuchTable(id table.Identifier) error {
-	return &catalogError{catalog.ErrNoSuchTable, "Table does not exist: " + dotted(id)}
+// noSuchObject is a missing table or view (typ).
+func noSuchObject(typ string, id table.Identifier) error {
+	return &catalogError{noSuchErr(typ), objectWord(typ) + " does not exist: " + dotted(id)}
 }
 
-func noSuchView(id table.Identifier) error {
-	return &catalogError{catalog.ErrNoSuchView, "View does not exist: " + dotted(id)}
+func noSuchTable(id table.Identifier) error { return noSuchObject(rowTable, id) }
+
+func noSuchView(id table.Identifier) error { return noSuchObject(rowView, id) }
+
+// missingFile is a metadata file that is not there; Java catalogs answer
+// NotFoundException, worded as here.
+func missingFile(loc string) error {
+	return icerest.Errorf(http.StatusNotFound, icerest.NotFound, "Failed to open input stream for file: %s", loc)
 }
 
 func noSuchNamespace(ns table.Identifier) error {
@@ -53,23 +61,15 @@ func namespaceExists(ns table.Identifier) error {
 // nameTaken is the create (or register) of a table or view whose name a
 // table or view already has.
 func nameTaken(creating, occupant string, id table.Identifier) error {
-	kind := catalog.ErrTableAlreadyExists
-	if creating == rowView {
-		kind = catalog.ErrViewAlreadyExists
-	}
 	if creating == occupant {
-		return &catalogError{kind, objectWord(occupant) + " already exists: " + dotted(id)}
+		return &catalogError{alreadyExistsErr(creating), objectWord(occupant) + " already exists: " + dotted(id)}
 	}
-	return &catalogError{kind, objectWord(occupant) + " with same name already exists: " + dotted(id)}
+	return &catalogError{alreadyExistsErr(creating), objectWord(occupant) + " with same name already exists: " + dotted(id)}
 }
 
 // renameTaken is a rename onto a name a table or view already has.
 func renameTaken(renaming, occupant string, from, to table.Identifier) error {
-	kind := catalog.ErrTableAlreadyExists
-	if renaming == rowView {
-		kind = catalog.ErrViewAlreadyExists
-	}
-	return &catalogError{kind, fmt.Sprintf("Cannot rename %s to %s. %s already exists",
+	return &catalogError{alreadyExistsErr(renaming), fmt.Sprintf("Cannot rename %s to %s. %s already exists",
 		dotted(from), dotted(to), objectWord(occupant))}
 }
 
@@ -80,8 +80,9 @@ func objectWord(typ string) string {
 	return "Table"
 }
 
-// routeMessage words an iceberg-go "does not exist" error after the
-// object the request path names; "" when the path names none.
+// routeMessage is the message of err: its Java wording, or an iceberg-go
+// "does not exist" worded after the object the request path names, else
+// iceberg-go's own message, capitalized.
 func routeMessage(err error, rt icerest.Route) string {
 	var ce *catalogError
 	if errors.As(err, &ce) {
@@ -175,13 +176,18 @@ func invalidArgument(format string, args ...any) error {
 	return icerest.Errorf(http.StatusBadRequest, "IllegalArgumentException", format, args...)
 }
 
-// viewUUIDOf is the UUID an assert-view-uuid requirement asserts.
-func viewUUIDOf(req any) string {
+// viewRequirementFailed words a failed view requirement as Java's
+// UpdateRequirement does.
+func viewRequirementFailed(req view.Requirement, base view.Metadata, cause error) error {
+	if req.GetType() != "assert-view-uuid" {
+		return &catalogError{errRequirementFailed, fmt.Sprintf("Requirement failed: %s: %v", req.GetType(), cause)}
+	}
 	var f struct {
 		UUID string `json:"uuid"`
 	}
 	if b, err := json.Marshal(req); err == nil {
 		_ = json.Unmarshal(b, &f)
 	}
-	return f.UUID
+	return &catalogError{errRequirementFailed, fmt.Sprintf(
+		"Requirement failed: view UUID does not match: expected %s != %s", base.ViewUUID(), f.UUID)}
 }

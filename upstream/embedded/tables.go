@@ -130,7 +130,7 @@ func (c *Catalog) createTable(w http.ResponseWriter, r *http.Request, rt icerest
 	if req.StageCreate {
 		return c.stageCreate(w, r, id, req)
 	}
-	if err := c.checkNameFree(r.Context(), id); err != nil {
+	if err := c.checkNameFree(r.Context(), id, rowTable); err != nil {
 		return err
 	}
 	tbl, err := c.cat.CreateTable(r.Context(), id, req.Schema, opts...)
@@ -143,7 +143,7 @@ func (c *Catalog) createTable(w http.ResponseWriter, r *http.Request, rt icerest
 // stageCreate returns the metadata a create would produce without creating
 // anything; the client finishes with a commit carrying assert-create.
 func (c *Catalog) stageCreate(w http.ResponseWriter, r *http.Request, id table.Identifier, req createTableRequest) error {
-	if err := c.checkNameFree(r.Context(), id); err != nil {
+	if err := c.checkNameFree(r.Context(), id, rowTable); err != nil {
 		return err
 	}
 	loc := strings.TrimSuffix(req.Location, "/")
@@ -200,13 +200,14 @@ func (c *Catalog) defaultLocation(ctx context.Context, id table.Identifier) (str
 	return loc + "-" + strings.ReplaceAll(uuid.NewString(), "-", "")[:12], nil
 }
 
-// checkNameFree rejects a create when a table or view already has the name.
-func (c *Catalog) checkNameFree(ctx context.Context, id table.Identifier) error {
+// checkNameFree rejects the create of a table or view (typ) when a table
+// or view already has the name: both live in one identifier space.
+func (c *Catalog) checkNameFree(ctx context.Context, id table.Identifier, typ string) error {
 	occupant, err := c.occupant(ctx, id)
 	if err != nil || occupant == "" {
 		return err
 	}
-	return nameTaken(rowTable, occupant, id)
+	return nameTaken(typ, occupant, id)
 }
 
 // registerTable adds a table from an existing metadata file; with
@@ -290,7 +291,7 @@ func (c *Catalog) loadTable(w http.ResponseWriter, r *http.Request, rt icerest.R
 		// The row points at a metadata file that is gone: Java catalogs
 		// answer NotFoundException, worded as here.
 		if loc, _, lerr := c.rowLocation(r.Context(), id, rowTable); lerr == nil && loc != "" {
-			return icerest.Errorf(http.StatusNotFound, icerest.NotFound, "Failed to open input stream for file: %s", loc)
+			return missingFile(loc)
 		}
 	}
 	if err != nil {
@@ -498,10 +499,7 @@ func (c *Catalog) renameChecks(ctx context.Context, from, to table.Identifier, t
 		return err
 	}
 	if loc == "" {
-		if typ == rowView {
-			return noSuchView(from)
-		}
-		return noSuchTable(from)
+		return noSuchObject(typ, from)
 	}
 	if err := c.requireNamespace(ctx, catalog.NamespaceFromIdent(to)); err != nil {
 		return err

@@ -3,7 +3,6 @@ package embedded
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 
@@ -102,7 +101,7 @@ func (c *Catalog) objectUUIDs(ctx context.Context, page []tableIdentifier, typ s
 			return nil, err
 		}
 		if loc == "" {
-			return nil, fmt.Errorf("%w: %s", noSuchErr(typ), strings.Join(id, "."))
+			return nil, noSuchObject(typ, id)
 		}
 		if typ == rowView {
 			meta, err := c.readViewMetadata(ctx, loc)

@@ -108,16 +108,6 @@ func normalizeVersion(v *view.Version) *view.Version {
 	return v
 }
 
-// checkViewNameFree rejects a create when a table or view already has the
-// name: both live in the same identifier space.
-func (c *Catalog) checkViewNameFree(ctx context.Context, id table.Identifier) error {
-	occupant, err := c.occupant(ctx, id)
-	if err != nil || occupant == "" {
-		return err
-	}
-	return nameTaken(rowView, occupant, id)
-}
-
 // loadView reads the metadata file itself rather than calling the SQL
 // catalog's LoadView, which does not return the metadata location that
 // LoadViewResult needs.
@@ -241,11 +231,7 @@ func (c *Catalog) replaceView(w http.ResponseWriter, r *http.Request, rt icerest
 func applyViewChanges(base view.Metadata, reqs view.Requirements, updates view.Updates) (view.Metadata, bool, error) {
 	for _, req := range reqs {
 		if err := req.Validate(base); err != nil {
-			if req.GetType() == "assert-view-uuid" {
-				return nil, false, &catalogError{errRequirementFailed, fmt.Sprintf(
-					"Requirement failed: view UUID does not match: expected %s != %s", base.ViewUUID(), viewUUIDOf(req))}
-			}
-			return nil, false, &catalogError{errRequirementFailed, fmt.Sprintf("Requirement failed: %s: %v", req.GetType(), err)}
+			return nil, false, viewRequirementFailed(req, base, err)
 		}
 	}
 	b, err := view.MetadataBuilderFromBase(base)
@@ -349,7 +335,7 @@ func (c *Catalog) newViewIdent(ctx context.Context, ns table.Identifier, name st
 		return nil, err
 	}
 	id := ident(ns, name)
-	return id, c.checkViewNameFree(ctx, id)
+	return id, c.checkNameFree(ctx, id, rowView)
 }
 
 // registerView adds a view from an existing view metadata file. A file that
@@ -373,7 +359,7 @@ func (c *Catalog) registerView(w http.ResponseWriter, r *http.Request, rt iceres
 	}
 	meta, err := c.readViewMetadata(ctx, req.MetadataLocation)
 	if errors.Is(err, fs.ErrNotExist) {
-		return icerest.Errorf(http.StatusNotFound, icerest.NotFound, "Failed to open input stream for file: %s", req.MetadataLocation)
+		return missingFile(req.MetadataLocation)
 	}
 	if err != nil {
 		return badRequest("metadata-location %q cannot be read as view metadata", req.MetadataLocation)
