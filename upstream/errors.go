@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/lakegate/lakegate/upstream/icerest"
 )
@@ -221,22 +222,14 @@ func errorTypeForOp(op string, status int) string {
 	return errorTypeFor(status)
 }
 
+// isViewOp and isTableOp tell the operations that address one view or
+// table: those whose path names it, and its rename.
 func isViewOp(op string) bool {
-	switch op {
-	case icerest.OpLoadView, icerest.OpReplaceView, icerest.OpDropView, icerest.OpViewExists, icerest.OpRenameView:
-		return true
-	}
-	return false
+	return op == icerest.OpRenameView || strings.Contains(icerest.Endpoints[op], "{view}")
 }
 
 func isTableOp(op string) bool {
-	switch op {
-	case icerest.OpLoadTable, icerest.OpUpdateTable, icerest.OpDropTable, icerest.OpTableExists,
-		icerest.OpLoadCredentials, icerest.OpReportMetrics, icerest.OpPlanTableScan, icerest.OpFetchPlanningResult,
-		icerest.OpCancelPlanning, icerest.OpFetchScanTasks, icerest.OpRenameTable:
-		return true
-	}
-	return false
+	return op == icerest.OpRenameTable || strings.Contains(icerest.Endpoints[op], "{table}")
 }
 
 // errorTypeFor names the spec's exception for a bare 4xx status.
