@@ -709,11 +709,16 @@ func TestCacheKeyIgnoresUnknownParameters(t *testing.T) {
 	require.Equal(t, http.StatusOK, first.status, string(first.body))
 	before := entries()
 	require.Positive(t, before, "the table is in Redis")
+	misses := 0
 	for i := range 50 {
 		got := getTable(t, fmt.Sprintf("%s?flood=%d&x%d=y", path, i, i),
 			"X-Iceberg-Access-Delegation", fmt.Sprintf("bogus-%d", i))
-		require.Equal(t, "hit-l1", got.how(), "request %d", i)
+		require.Equal(t, http.StatusOK, got.status)
+		if got.how() != "hit-l1" {
+			misses++
+		}
 	}
+	assert.Zero(t, misses, "flooding requests missed the cache")
 	assert.Equal(t, before, entries(), "unknown parameters added Redis entries")
 	assert.Equal(t, int64(1), b.loads.Load())
 
