@@ -4,38 +4,18 @@ import java.util.Map;
 import org.apache.iceberg.catalog.CatalogTests;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.rest.RESTCatalog;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 
 /** Iceberg's CatalogTests (iceberg-core 1.11.0) through RESTCatalog. */
 public class LakegateCatalogTest extends CatalogTests<RESTCatalog> {
-  private static RESTCatalog catalog;
-
-  @BeforeAll
-  static void openCatalog() {
-    catalog = LakegateCatalogs.open();
-  }
-
-  @AfterAll
-  static void closeCatalog() throws Exception {
-    if (catalog != null) {
-      catalog.close();
-    }
-  }
-
   @BeforeEach
   void emptyCatalog() {
-    try {
-      LakegateCatalogs.wipe(catalog);
-    } catch (RuntimeException e) {
-      System.err.println("WARN: could not empty the catalog before the test: " + e);
-    }
+    LakegateCatalogs.emptyBeforeTest();
   }
 
   @Override
   protected RESTCatalog catalog() {
-    return catalog;
+    return LakegateCatalogs.shared();
   }
 
   @Override

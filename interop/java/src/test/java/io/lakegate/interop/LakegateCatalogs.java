@@ -86,8 +86,26 @@ final class LakegateCatalogs {
     return catalog;
   }
 
-  static RESTCatalog open() {
-    return open("interop", Map.of());
+  private static RESTCatalog shared;
+
+  /**
+   * The client both suites run through, opened on first use and kept for the test JVM's life
+   * (surefire forks one JVM for the run; its exit drops the connections).
+   */
+  static synchronized RESTCatalog shared() {
+    if (shared == null) {
+      shared = open("interop", Map.of());
+    }
+    return shared;
+  }
+
+  /** Empties the catalog before a test; a failure to clean is printed (see {@link #wipe}). */
+  static void emptyBeforeTest() {
+    try {
+      wipe(shared());
+    } catch (RuntimeException e) {
+      System.err.println("WARN: could not empty the catalog before the test: " + e);
+    }
   }
 
   /** Base for client-chosen locations, or null for the suite's own default. */

@@ -3,43 +3,23 @@ package io.lakegate.interop;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.rest.RESTCatalog;
 import org.apache.iceberg.view.ViewCatalogTests;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 
 /** Iceberg's ViewCatalogTests (iceberg-core 1.11.0) through RESTCatalog. */
 public class LakegateViewCatalogTest extends ViewCatalogTests<RESTCatalog> {
-  private static RESTCatalog catalog;
-
-  @BeforeAll
-  static void openCatalog() {
-    catalog = LakegateCatalogs.open();
-  }
-
-  @AfterAll
-  static void closeCatalog() throws Exception {
-    if (catalog != null) {
-      catalog.close();
-    }
-  }
-
   @BeforeEach
   void emptyCatalog() {
-    try {
-      LakegateCatalogs.wipe(catalog);
-    } catch (RuntimeException e) {
-      System.err.println("WARN: could not empty the catalog before the test: " + e);
-    }
+    LakegateCatalogs.emptyBeforeTest();
   }
 
   @Override
   protected RESTCatalog catalog() {
-    return catalog;
+    return LakegateCatalogs.shared();
   }
 
   @Override
   protected Catalog tableCatalog() {
-    return catalog;
+    return LakegateCatalogs.shared();
   }
 
   @Override
