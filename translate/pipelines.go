@@ -11,6 +11,8 @@ import (
 	"sync"
 
 	"github.com/apache/iceberg-go/catalog/rest"
+
+	"github.com/lakegate/lakegate/upstream/locations"
 )
 
 // Pipelines opens the Iceberg pipeline of a lakegate catalog as an HTTP
@@ -20,6 +22,9 @@ import (
 // front door already did, on the operation its client asked for.
 type Pipelines interface {
 	Transport(catalog string) (http.RoundTripper, bool)
+	// Locations is where the catalog's files may be read from; nil when
+	// lakegate does not confine it.
+	Locations(catalog string) *locations.Rule
 }
 
 // BaseURL is the URL translators address a pipeline transport at; the
@@ -60,6 +65,9 @@ func NewCatalogs(p Pipelines) *Catalogs {
 
 // ErrNoCatalog is returned by Open for a catalog lakegate does not serve.
 var ErrNoCatalog = fmt.Errorf("no such catalog")
+
+// Locations is catalog name's location rule (see Pipelines).
+func (c *Catalogs) Locations(name string) *locations.Rule { return c.pipelines.Locations(name) }
 
 // Open returns the REST client of catalog name.
 func (c *Catalogs) Open(ctx context.Context, name string) (*rest.Catalog, error) {

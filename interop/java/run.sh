@@ -116,7 +116,7 @@ target_embedded() {
 	port_free "$PORT_EMBEDDED" "lakegate embedded" || return 1
 	start_lakegate java-embedded Caddyfile "$PORT_EMBEDDED" "$(port 101)" || return 1
 	run_suites embedded embedded "http://127.0.0.1:$PORT_EMBEDDED" local \
-		"file:$JAVA_WORK/locations/embedded"
+		"file:$INTEROP_WORK/data-java-embedded/local/warehouse/locations"
 	local rc=$?
 	gateway_log_hint java-embedded embedded
 	return $rc
@@ -144,7 +144,7 @@ target_policy() {
 	start_lakegate java-policy examples/policy/Caddyfile "$PORT_GW_POLICY" "$(port 104)" \
 		UPSTREAM_URL="http://127.0.0.1:$(port 99)" || return 1
 	JAVA_TESTS=LakegateOAuth2Test run_suites policy embedded "http://127.0.0.1:$PORT_GW_POLICY" local \
-		"file:$JAVA_WORK/locations/policy" excludedGroups=none
+		"file:$INTEROP_WORK/data-java-policy/local/warehouse/locations" excludedGroups=none
 	local rc=$?
 	gateway_log_hint java-policy policy
 	return $rc

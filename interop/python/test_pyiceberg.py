@@ -319,6 +319,17 @@ def test_load_twice_same_metadata(cat, ns, target):
         assert json.loads(body4)["metadata-location"] == third.metadata_location
 
 
+def test_location_outside_the_warehouse_is_forbidden(cat, ns, target, tmp_path):
+    if target.name != "embedded":
+        pytest.skip("lakegate's embedded catalog confines itself; a remote backend decides alone")
+    with pytest.raises(ForbiddenError, match="outside the catalog's warehouse"):
+        cat.create_table(f"{ns}.escapee", schema=SCHEMA, location=f"file://{tmp_path}/escapee")
+    assert not cat.table_exists(f"{ns}.escapee")
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(ForbiddenError, match="outside the catalog's warehouse"):
+        cat.register_table(f"{ns}.passwd", "file:///etc/passwd")
+
+
 # ------------------------------------------------ OAuth2 (examples/policy)
 
 

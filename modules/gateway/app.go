@@ -5,6 +5,7 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/caddyserver/caddy/v2"
 	"go.uber.org/zap"
@@ -15,6 +16,7 @@ import (
 	"github.com/lakegate/lakegate/upstream"
 	"github.com/lakegate/lakegate/upstream/embedded"
 	"github.com/lakegate/lakegate/upstream/icerest"
+	"github.com/lakegate/lakegate/upstream/locations"
 )
 
 func init() {
@@ -65,6 +67,13 @@ type CatalogConfig struct {
 	Idempotency *upstream.ReplayConfig `json:"idempotency,omitempty"`
 	// Cache turns on the LoadTable cache for the catalog.
 	Cache *upstream.CacheConfig `json:"cache,omitempty"`
+	// AllowedLocations are storage roots (absolute paths or URLs such as
+	// s3://bucket/prefix) where the catalog's tables may live. An
+	// embedded catalog allows its warehouse plus these, and reads, writes
+	// and deletes nothing elsewhere. For a remote catalog, when set, every
+	// location a write body names must be under one of them (default:
+	// none set, the backend decides).
+	AllowedLocations []string `json:"allowed_locations,omitempty"`
 }
 
 // CacheLimits bounds L1, the in-process part of the LoadTable cache.
@@ -77,6 +86,10 @@ type CacheLimits struct {
 type catalogState struct {
 	cfg      CatalogConfig
 	pipeline *upstream.Pipeline
+	// locations is where the catalog's files may be read from: an
+	// embedded catalog's own rule, a remote's allowed_locations, or nil
+	// (a remote without them: its metadata is trusted).
+	locations *locations.Rule
 }
 
 const defaultMaxRequestBody = 10 << 20
@@ -104,7 +117,7 @@ func (a *App) Provision(ctx caddy.Context) error {
 	a.guard = g
 	a.backends = map[string]*catalogState{}
 	for _, cc := range a.Catalogs {
-		b, err := a.openBackend(cc)
+		b, rule, err := a.openBackend(cc)
 		if err != nil {
 			return fmt.Errorf("catalog %q: %w", cc.Name, err)
 		}
@@ -112,6 +125,9 @@ func (a *App) Provision(ctx caddy.Context) error {
 			cc.MaxRequestBody = defaultMaxRequestBody
 		}
 		p := &upstream.Pipeline{Catalog: cc.Name, Backend: b}
+		if cc.Remote != nil {
+			p.Locations = rule
+		}
 		if cc.Idempotency != nil {
 			store, err := a.sharedReplayStore()
 			if err != nil {
@@ -127,7 +143,7 @@ func (a *App) Provision(ctx caddy.Context) error {
 			p.Cache = &upstream.TableCache{Cache: c, Config: *cc.Cache, Catalog: cc.Name,
 				PerPrincipal: cc.Remote != nil && cc.Remote.Auth.Mode == upstream.AuthPassthrough}
 		}
-		a.backends[cc.Name] = &catalogState{cfg: cc, pipeline: p}
+		a.backends[cc.Name] = &catalogState{cfg: cc, pipeline: p, locations: rule}
 	}
 	return nil
 }
@@ -146,20 +162,30 @@ func (a *App) sharedReplayStore() (replay.Store, error) {
 	return store, nil
 }
 
-func (a *App) openBackend(cc CatalogConfig) (upstream.Backend, error) {
+// openBackend opens the catalog's backend and the rule its files are
+// confined to (nil: a remote without allowed_locations).
+func (a *App) openBackend(cc CatalogConfig) (upstream.Backend, *locations.Rule, error) {
 	switch {
 	case cc.Embedded != nil && cc.Remote != nil:
-		return nil, fmt.Errorf("configure one backend: embedded or remote, not both")
+		return nil, nil, fmt.Errorf("configure one backend: embedded or remote, not both")
 	case cc.Remote != nil:
-		return upstream.NewRemote(cc.Name, *cc.Remote, a.log.Named("upstream").With(zap.String("catalog", cc.Name)))
+		var rule *locations.Rule
+		if len(cc.AllowedLocations) > 0 {
+			var err error
+			if rule, err = locations.New(cc.AllowedLocations...); err != nil {
+				return nil, nil, err
+			}
+		}
+		b, err := upstream.NewRemote(cc.Name, *cc.Remote, a.log.Named("upstream").With(zap.String("catalog", cc.Name)))
+		return b, rule, err
 	case cc.Embedded != nil:
 		cat, err := a.openEmbedded(cc)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return upstream.NewLocal(cat), nil
+		return upstream.NewLocal(cat), cat.Locations(), nil
 	}
-	return nil, fmt.Errorf("no backend configured (embedded or remote)")
+	return nil, nil, fmt.Errorf("no backend configured (embedded or remote)")
 }
 
 func (a *App) openEmbedded(cc CatalogConfig) (*embedded.Catalog, error) {
@@ -167,7 +193,9 @@ func (a *App) openEmbedded(cc CatalogConfig) (*embedded.Catalog, error) {
 	if cfg.Name == "" {
 		cfg.Name = cc.Name
 	}
-	key := fmt.Sprintf("%s|%s|%s|%s", cfg.Name, cfg.Database, cfg.DSN, cfg.Warehouse)
+	cfg.AllowedLocations = cc.AllowedLocations
+	key := fmt.Sprintf("%s|%s|%s|%s|%s", cfg.Name, cfg.Database, cfg.DSN, cfg.Warehouse,
+		strings.Join(cfg.AllowedLocations, "\x00"))
 	v, _, err := embeddedPool.LoadOrNew(key, func() (caddy.Destructor, error) {
 		cat, err := embedded.Open(context.Background(), cfg, a.log.Named("embedded"))
 		return pooledCatalog{cat}, err

@@ -34,6 +34,7 @@ func init() {
 //		}
 //		catalog <name> {
 //			max_request_body <size>
+//			allowed_locations <path | url>...
 //			remote <url> { see parseRemote }
 //			embedded {
 //				database  sqlite|postgres
@@ -142,6 +143,12 @@ func parseCatalog(d *caddyfile.Dispenser) (CatalogConfig, error) {
 				return cc, err
 			}
 			cc.Idempotency = cfg
+		case "allowed_locations":
+			locs := d.RemainingArgs()
+			if len(locs) == 0 {
+				return cc, d.ArgErr()
+			}
+			cc.AllowedLocations = append(cc.AllowedLocations, locs...)
 		case "max_request_body":
 			var s string
 			if err := oneArg(d, &s); err != nil {

@@ -205,6 +205,7 @@ func TestAdaptRemoteAndReplayOptions(t *testing.T) {
 		redis redis://127.0.0.1:6379/0
 		catalog r {
 			max_request_body 1MiB
+			allowed_locations s3://lake/prod file:///srv/x
 			idempotency {
 				lifetime 1h
 				lease 20s
@@ -264,7 +265,7 @@ func TestAdaptRemoteAndReplayOptions(t *testing.T) {
 	assert.JSONEq(t, `{
 		"redis": "redis://127.0.0.1:6379/0",
 		"catalogs": [
-			{"name": "r", "max_request_body": 1048576,
+			{"name": "r", "max_request_body": 1048576, "allowed_locations": ["s3://lake/prod", "file:///srv/x"],
 			 "idempotency": {"lifetime": 3600000000000, "lease": 20000000000, "wait": 5000000000},
 			 "remote": {"url": "https://polaris.example/api/catalog", "warehouse": "prod", "prefix": "p",
 				"auth": {"mode": "oauth2", "token_url": "https://idp.example/token", "client_id": "id",
@@ -292,6 +293,7 @@ func TestAdaptRejectsBadRemoteOptions(t *testing.T) {
 		"bad timeout":            `remote http://x { connect_timeout soon }`,
 		"zero breaker failures":  "remote http://x {\n breaker {\n failures 0\n }\n }",
 		"bad max_request_body":   `max_request_body lots`,
+		"allowed_locations bare": `allowed_locations`,
 		"unknown idempotency":    "idempotency {\n colour blue\n }",
 		"bad idempotency lease":  "idempotency {\n lease forever\n }",
 		"tls flag with argument": "remote http://x {\n tls {\n insecure_skip_verify yes\n }\n }",

@@ -26,7 +26,7 @@ const deltaAPI = "/api/2.1/unity-catalog/delta/v1"
 
 // deltaGateway serves the Delta and Iceberg front doors for one embedded
 // catalog "lake" started on its own port; it returns the gateway URL and
-// a directory for table locations.
+// a directory for table locations (one of the catalog's allowed_locations).
 func deltaGateway(t *testing.T) (string, string) {
 	return deltaGatewayWith(t, map[string]any{})
 }
@@ -34,12 +34,14 @@ func deltaGateway(t *testing.T) (string, string) {
 // deltaGatewayWith is deltaGateway with more lakegate app settings.
 func deltaGatewayWith(t *testing.T, app map[string]any) (string, string) {
 	t.Helper()
-	backend := embeddedtest.Serve(t, embeddedtest.Config(t, embedded.SQLite))
+	cfg, dir := embeddedtest.Config(t, embedded.SQLite), t.TempDir()
+	cfg.AllowedLocations = []string{dir}
+	backend := embeddedtest.Serve(t, cfg)
 	addr := freeAddr(t)
 	app["catalogs"] = []any{remote("lake", backend.URL, nil)}
 	base := serveOn(t, addr, caddyJSONHandlers(t, addr, app,
 		map[string]any{"handler": "lakegate_delta"}, map[string]any{"handler": "lakegate_iceberg"}))
-	return base, t.TempDir()
+	return base, dir
 }
 
 // call sends a Delta API request and decodes a JSON answer.
@@ -399,7 +401,7 @@ func TestDeltaRootCaddyfile(t *testing.T) {
 	require.Equal(t, http.StatusOK, code, "%v", cfg)
 	require.NoError(t, gatewayClient(t, base, "local").CreateNamespace(context.Background(), table.Identifier{"sales"}, nil))
 	code, out := call(t, http.MethodPost, base+deltaAPI+"/catalogs/local/schemas/sales/tables", map[string]any{
-		"name": "protected", "location": "file://" + filepath.Join(data, "protected"), "table-type": "EXTERNAL",
+		"name": "protected", "location": "file://" + filepath.Join(data, "local", "warehouse", "protected"), "table-type": "EXTERNAL",
 		"columns":  json.RawMessage(`{"type":"struct","fields":[{"name":"id","type":"long","nullable":false,"metadata":{}}]}`),
 		"protocol": map[string]any{"min-reader-version": 1, "min-writer-version": 2}, "properties": map[string]string{},
 		"last-commit-timestamp-ms": 1,

@@ -10,6 +10,7 @@ import (
 	"github.com/lakegate/lakegate/translate"
 	"github.com/lakegate/lakegate/upstream"
 	"github.com/lakegate/lakegate/upstream/icerest"
+	"github.com/lakegate/lakegate/upstream/locations"
 )
 
 // Transport opens catalog name's Iceberg pipeline to a translator
@@ -22,6 +23,15 @@ func (a *App) Transport(name string) (http.RoundTripper, bool) {
 		return nil, false
 	}
 	return pipelineTransport{cat}, true
+}
+
+// Locations is where catalog name's files may be read from (nil: not
+// confined by lakegate).
+func (a *App) Locations(name string) *locations.Rule {
+	if cat, ok := a.catalog(name); ok {
+		return cat.locations
+	}
+	return nil
 }
 
 // pipelineTransport runs an Iceberg REST request through one catalog's

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakegate/lakegate/translate"
+	"github.com/lakegate/lakegate/upstream/locations"
 )
 
 // resolveTable finds the route's table: named in the schema, or a table
@@ -115,7 +116,17 @@ func (s *Server) load(ctx context.Context, t Target) (*loaded, *Error) {
 			}
 		}
 	}
-	tbl := table.New(t.identifier(), meta, res.MetadataLocation, iceio.LoadFSFunc(props, res.MetadataLocation), nil)
+	fsF := iceio.LoadFSFunc(props, res.MetadataLocation)
+	if rule := s.Catalogs.Locations(t.Catalog); rule != nil {
+		// Only files under the catalog's allowed locations are read, or
+		// served, whatever the metadata names.
+		if !rule.Allows(meta.Location()) {
+			return nil, Errorf(http.StatusForbidden, CodePermissionDenied,
+				"the table's location is outside its catalog's allowed locations")
+		}
+		fsF = locations.ConfineFunc(fsF, rule)
+	}
+	tbl := table.New(t.identifier(), meta, res.MetadataLocation, fsF, nil)
 	return &loaded{target: t, tbl: tbl, props: props}, nil
 }
 

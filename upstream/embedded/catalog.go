@@ -24,6 +24,7 @@ import (
 	_ "modernc.org/sqlite" // pure-Go database/sql driver "sqlite"
 
 	"github.com/lakegate/lakegate/upstream/icerest"
+	"github.com/lakegate/lakegate/upstream/locations"
 )
 
 // Database kinds.
@@ -45,6 +46,11 @@ type Config struct {
 	// Warehouse is the root location for new tables: a local directory
 	// (made absolute) or a URL such as file:///data or s3://bucket/prefix.
 	Warehouse string `json:"warehouse,omitempty"`
+	// AllowedLocations are roots besides the warehouse (absolute paths or
+	// URLs) where tables and views may live and metadata may be read.
+	// Nothing outside the warehouse and these is read, written or deleted.
+	// The gateway sets it from the catalog's allowed_locations.
+	AllowedLocations []string `json:"-"`
 	// Properties are passed to iceberg-go as catalog properties (for
 	// example s3.endpoint, s3.region) and advertised as /v1/config
 	// defaults, minus secrets.
@@ -67,6 +73,7 @@ type Catalog struct {
 	log     *zap.Logger
 	plans   *planStore
 	tokens  *tokenGuard
+	rule    *locations.Rule
 	rebind  func(string) string
 	routeOp map[string]handlerFunc
 }
@@ -85,6 +92,10 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*Catalog, error) {
 	warehouse, err := warehouseURL(cfg.Warehouse)
 	if err != nil {
 		return nil, err
+	}
+	rule, err := newRule(warehouse, cfg.AllowedLocations)
+	if err != nil {
+		return nil, fmt.Errorf("embedded catalog %q: %w", cfg.Name, err)
 	}
 	db, dialect, err := openDB(cfg)
 	if err != nil {
@@ -110,7 +121,7 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*Catalog, error) {
 	}
 	c := &Catalog{
 		cfg: cfg, db: db, cat: cat, props: props, sep: sep, log: log,
-		plans: newPlanStore(), tokens: tokens, rebind: rebinder(dialect),
+		plans: newPlanStore(), tokens: tokens, rule: rule, rebind: rebinder(dialect),
 	}
 	c.routeOp = c.handlers()
 	return c, nil
@@ -120,6 +131,10 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*Catalog, error) {
 func (c *Catalog) Close() error {
 	return errors.Join(c.cat.Close(), c.db.Close())
 }
+
+// Locations is the rule the catalog confines itself to: its warehouse
+// and AllowedLocations.
+func (c *Catalog) Locations() *locations.Rule { return c.rule }
 
 // Name is the catalog's name (and advertised prefix).
 func (c *Catalog) Name() string { return c.cfg.Name }

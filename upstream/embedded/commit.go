@@ -181,7 +181,7 @@ func (c *Catalog) stage(ctx context.Context, ch tableChange) (stagedCommit, erro
 	}
 	s := stagedCommit{id: ch.id}
 	var base table.Metadata
-	cur, err := c.cat.LoadTable(ctx, ch.id)
+	cur, err := c.openTable(ctx, ch.id)
 	switch {
 	case err == nil:
 		base, s.oldLoc = cur.Metadata(), cur.MetadataLocation()
@@ -226,9 +226,14 @@ func (c *Catalog) stage(ctx context.Context, ch tableChange) (stagedCommit, erro
 	if meta.Location() == "" {
 		return s, badRequest("the table has no location: a create commit must set one")
 	}
+	if err := c.checkTableMetadata(meta); err != nil {
+		return s, err
+	}
 	s.meta = meta
-	s.newLoc, err = nextTableMetadataLocation(meta, s.oldLoc)
-	return s, err
+	if s.newLoc, err = nextTableMetadataLocation(meta, s.oldLoc); err != nil {
+		return s, err
+	}
+	return s, c.checkLocation("metadata file", s.newLoc)
 }
 
 // createMetadata builds a created table's metadata from nothing at all (no

@@ -12,14 +12,21 @@ import (
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakegate/lakegate/upstream/locations"
 )
 
 // fileIO opens the warehouse file system for location, with the catalog's
-// properties (credentials, endpoints) overlaid by the object's own.
+// properties (credentials, endpoints) overlaid by the object's own,
+// confined to the allowed locations.
 func (c *Catalog) fileIO(ctx context.Context, location string, props iceberg.Properties) (icebergio.IO, error) {
 	merged := maps.Clone(c.props)
 	maps.Copy(merged, props)
-	return icebergio.LoadFS(ctx, merged, location)
+	fs, err := icebergio.LoadFS(ctx, merged, location)
+	if err != nil {
+		return nil, err
+	}
+	return locations.Confine(fs, c.rule), nil
 }
 
 // writeJSON writes v as a metadata file at loc, gzip-compressed when the

@@ -257,9 +257,10 @@ func TestRegisterView(t *testing.T) {
 	rsp, b = register("t", created.MetadataLocation)
 	requireErrorModel(t, http.MethodPost, rsp, b, http.StatusConflict, "AlreadyExistsException")
 	require.Contains(t, string(b), "Table with same name already exists: ns.t")
-	rsp, b = register("v3", "file:///nonexistent/v.metadata.json")
+	missing := strings.TrimSuffix(created.MetadataLocation, ".metadata.json") + "-gone.metadata.json"
+	rsp, b = register("v3", missing)
 	requireErrorModel(t, http.MethodPost, rsp, b, http.StatusNotFound, "NotFoundException")
-	require.Contains(t, string(b), "Failed to open input stream for file: file:///nonexistent/v.metadata.json")
+	require.Contains(t, string(b), "Failed to open input stream for file: "+missing)
 
 	// A view with gc.enabled=false keeps its metadata file when dropped, so
 	// it can be registered again; any other view's file goes with it.
@@ -335,13 +336,15 @@ func TestCreateWithClientFieldIDs(t *testing.T) {
 	}
 }
 
-// TestRegisterDoesNotEchoFiles: registering from a file that is not table
-// metadata is a 400 that says so without quoting what the file holds.
+// TestRegisterDoesNotEchoFiles: registering from a file in the warehouse
+// that is not table metadata is a 400 that says so without quoting what
+// the file holds.
 func TestRegisterDoesNotEchoFiles(t *testing.T) {
-	cat, srv := serve(t, testConfig(t, embedded.SQLite))
+	cfg := testConfig(t, embedded.SQLite)
+	cat, srv := serve(t, cfg)
 	c := rawClient{srv: srv, prefix: url.PathEscape(cat.Name())}
 	c.post(t, "/v1/{p}/namespaces", `{"namespace":["ns"]}`)
-	secret := t.TempDir() + "/secret.txt"
+	secret := cfg.Warehouse + "/secret.txt"
 	require.NoError(t, os.WriteFile(secret, []byte("root:x:0:0:secret"), 0o600))
 	rsp, b := c.do(t, http.MethodPost, "/v1/{p}/namespaces/ns/register",
 		strings.NewReader(`{"name":"t","metadata-location":"file://`+secret+`"}`))

@@ -112,6 +112,9 @@ func (c *Catalog) createNamespace(w http.ResponseWriter, r *http.Request, _ icer
 	if err := checkOwnKeys(slices.Collect(maps.Keys(req.Properties))...); err != nil {
 		return err
 	}
+	if err := c.checkNamespaceLocation(req.Properties); err != nil {
+		return err
+	}
 	stored := iceberg.Properties{namespaceUUIDKey: uuid.NewString()}
 	maps.Copy(stored, req.Properties)
 	if err := c.cat.CreateNamespace(r.Context(), req.Namespace, stored); err != nil {
@@ -247,6 +250,9 @@ func (c *Catalog) updateNamespaceProperties(w http.ResponseWriter, r *http.Reque
 		return err
 	}
 	if err := checkOwnKeys(append(slices.Collect(maps.Keys(req.Updates)), req.Removals...)...); err != nil {
+		return err
+	}
+	if err := c.checkNamespaceLocation(req.Updates); err != nil {
 		return err
 	}
 	var both []string

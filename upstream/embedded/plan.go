@@ -42,7 +42,7 @@ func (c *Catalog) planTableScan(w http.ResponseWriter, r *http.Request, rt icere
 		return err
 	}
 	id := ident(rt.Namespace, rt.Table)
-	tbl, err := c.cat.LoadTable(r.Context(), id)
+	tbl, err := c.openTable(r.Context(), id)
 	if err != nil {
 		return err
 	}

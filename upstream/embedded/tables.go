@@ -113,12 +113,9 @@ func (c *Catalog) createTable(w http.ResponseWriter, r *http.Request, rt icerest
 	if err := c.requireNamespace(r.Context(), rt.Namespace); err != nil {
 		return err
 	}
-	loc := req.Location
-	if loc == "" {
-		var err error
-		if loc, err = c.defaultLocation(r.Context(), id); err != nil {
-			return err
-		}
+	loc, err := c.newTableLocation(r.Context(), id, req)
+	if err != nil {
+		return err
 	}
 	opts := []catalog.CreateTableOpt{catalog.WithProperties(req.Properties), catalog.WithLocation(loc)}
 	if req.PartitionSpec != nil {
@@ -146,12 +143,9 @@ func (c *Catalog) stageCreate(w http.ResponseWriter, r *http.Request, id table.I
 	if err := c.checkNameFree(r.Context(), id, rowTable); err != nil {
 		return err
 	}
-	loc := strings.TrimSuffix(req.Location, "/")
-	if loc == "" {
-		var err error
-		if loc, err = c.defaultLocation(r.Context(), id); err != nil {
-			return err
-		}
+	loc, err := c.newTableLocation(r.Context(), id, req)
+	if err != nil {
+		return err
 	}
 	order := table.UnsortedSortOrder
 	var spec *iceberg.PartitionSpec
@@ -166,6 +160,23 @@ func (c *Catalog) stageCreate(w http.ResponseWriter, r *http.Request, id table.I
 		return badRequest("%v", err)
 	}
 	return c.writeTable(w, r, "", meta)
+}
+
+// newTableLocation is where a created table goes: the requested location,
+// else the default one; either must be allowed, and so must the paths its
+// properties name.
+func (c *Catalog) newTableLocation(ctx context.Context, id table.Identifier, req createTableRequest) (string, error) {
+	loc := strings.TrimSuffix(req.Location, "/")
+	if loc == "" {
+		var err error
+		if loc, err = c.defaultLocation(ctx, id); err != nil {
+			return "", err
+		}
+	}
+	if err := c.checkLocation("table location", loc); err != nil {
+		return "", err
+	}
+	return loc, c.checkPathProperties(req.Properties)
 }
 
 // defaultLocation is where a new table or view goes: under the
@@ -236,6 +247,9 @@ func (c *Catalog) registerTable(w http.ResponseWriter, r *http.Request, rt icere
 	if err != nil {
 		return err
 	}
+	if err := c.checkTableMetadata(meta); err != nil {
+		return err
+	}
 	cur, taken, err := c.rowLocation(ctx, id, rowTable)
 	if err != nil {
 		return err
@@ -260,7 +274,12 @@ func (c *Catalog) registerTable(w http.ResponseWriter, r *http.Request, rt icere
 	return c.writeTable(w, r, req.MetadataLocation, meta)
 }
 
+// readTableMetadata reads a metadata file a client names (register): only
+// an allowed one is opened, and what a file holds is never echoed.
 func (c *Catalog) readTableMetadata(ctx context.Context, loc string) (table.Metadata, error) {
+	if err := c.checkLocation("metadata-location", loc); err != nil {
+		return nil, err
+	}
 	fs, err := c.fileIO(ctx, loc, nil)
 	if err != nil {
 		return nil, badRequest("cannot open %s: %v", loc, err)
@@ -286,7 +305,7 @@ func (c *Catalog) readTableMetadata(ctx context.Context, loc string) (table.Meta
 
 func (c *Catalog) loadTable(w http.ResponseWriter, r *http.Request, rt icerest.Route) error {
 	id := ident(rt.Namespace, rt.Table)
-	tbl, err := c.cat.LoadTable(r.Context(), id)
+	tbl, err := c.openTable(r.Context(), id)
 	if errors.Is(err, fs.ErrNotExist) {
 		// The row points at a metadata file that is gone: Java catalogs
 		// answer NotFoundException, worded as here.
@@ -402,7 +421,7 @@ func (c *Catalog) vendedCredentials(r *http.Request, location string) []storageC
 }
 
 func (c *Catalog) loadCredentials(w http.ResponseWriter, r *http.Request, rt icerest.Route) error {
-	tbl, err := c.cat.LoadTable(r.Context(), ident(rt.Namespace, rt.Table))
+	tbl, err := c.openTable(r.Context(), ident(rt.Namespace, rt.Table))
 	if err != nil {
 		return err
 	}
@@ -427,11 +446,26 @@ func (c *Catalog) dropTable(w http.ResponseWriter, r *http.Request, rt icerest.R
 	return nil
 }
 
+// dropTableIdent drops a table; a purge then deletes its files through the
+// confined file system (the SQL catalog's own purge would follow the
+// metadata anywhere).
 func (c *Catalog) dropTableIdent(r *http.Request, id table.Identifier, purge bool) error {
-	if purge {
-		return c.cat.PurgeTable(r.Context(), id)
+	ctx := r.Context()
+	if !purge {
+		return c.cat.DropTable(ctx, id)
 	}
-	return c.cat.DropTable(r.Context(), id)
+	tbl, err := c.openTable(ctx, id)
+	if err != nil {
+		return err
+	}
+	if err := c.cat.DropTable(ctx, id); err != nil {
+		return err
+	}
+	if err := tbl.PurgeFiles(context.WithoutCancel(ctx)); err != nil {
+		c.log.Warn("embedded catalog: table dropped, some files not purged",
+			zap.String("table", dotted(id)), zap.Error(err))
+	}
+	return nil
 }
 
 func (c *Catalog) tableExists(w http.ResponseWriter, r *http.Request, rt icerest.Route) error {

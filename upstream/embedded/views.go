@@ -76,6 +76,9 @@ func (c *Catalog) createView(w http.ResponseWriter, r *http.Request, rt icerest.
 	if err != nil {
 		return invalidView(err)
 	}
+	if err := c.checkViewMetadata(meta); err != nil {
+		return err
+	}
 	metaLoc, err := c.writeViewMetadata(ctx, meta, "")
 	if err != nil {
 		return err
@@ -129,6 +132,9 @@ func (c *Catalog) currentView(ctx context.Context, id table.Identifier) (string,
 	}
 	if loc == "" {
 		return "", nil, noSuchView(id)
+	}
+	if err := c.checkRow(rowView, id, loc); err != nil {
+		return "", nil, err
 	}
 	meta, err := c.readViewMetadata(ctx, loc)
 	return loc, meta, err
@@ -209,6 +215,9 @@ func (c *Catalog) replaceView(w http.ResponseWriter, r *http.Request, rt icerest
 	if !changed {
 		writeView(w, oldLoc, base)
 		return nil
+	}
+	if err := c.checkViewMetadata(meta); err != nil {
+		return err
 	}
 	newLoc, err := c.writeViewMetadata(ctx, meta, oldLoc)
 	if err != nil {
@@ -357,12 +366,18 @@ func (c *Catalog) registerView(w http.ResponseWriter, r *http.Request, rt iceres
 	if err != nil {
 		return err
 	}
+	if err := c.checkLocation("metadata-location", req.MetadataLocation); err != nil {
+		return err
+	}
 	meta, err := c.readViewMetadata(ctx, req.MetadataLocation)
 	if errors.Is(err, fs.ErrNotExist) {
 		return missingFile(req.MetadataLocation)
 	}
 	if err != nil {
 		return badRequest("metadata-location %q cannot be read as view metadata", req.MetadataLocation)
+	}
+	if err := c.checkViewMetadata(meta); err != nil {
+		return err
 	}
 	err = c.withTx(ctx, func(tx *sql.Tx) error {
 		return c.insertRow(ctx, tx, id, rowView, req.MetadataLocation)
