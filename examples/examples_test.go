@@ -297,6 +297,9 @@ func TestExamplesAdapt(t *testing.T) {
 					map[string]any{"filename": path})
 				require.NoError(t, err)
 				assert.Empty(t, warnings)
+				// Secrets stay run-time placeholders ({env.*}): the
+				// adapted config never holds their values.
+				assert.NotContains(t, string(out), "from-env")
 
 				var cfg adapted
 				require.NoError(t, json.Unmarshal(out, &cfg), "%s", out)
@@ -355,16 +358,18 @@ func TestExamplesAdapt(t *testing.T) {
 // secretOptions are the Caddyfile options whose value is a credential.
 var secretOptions = []string{
 	"token", "client_secret", "access_key_id", "secret_access_key", "session_token",
-	"auth_token", // embedded
+	"auth_token",                    // embedded
+	"signing_secret", "signing_key", // issuer, sharing
 }
 
 // envOnly matches a value that is nothing but one environment placeholder
 // without a default (a default would be a literal secret).
-var envOnly = regexp.MustCompile(`^"?\{\$[A-Za-z0-9_]+\}"?$`)
+var envOnly = regexp.MustCompile(`^"?\{env\.[A-Za-z0-9_]+\}"?$`)
 
 // TestExamplesTakeSecretsFromEnv: credentials in the examples come only
-// from environment placeholders, and comments hold no placeholders
-// (Caddy expands them in comments too).
+// from run-time {env.*} placeholders (lakegate refuses literals; {$VAR}
+// would put the value in the adapted config), except what adapt hashes,
+// and comments hold no {$VAR} (Caddy expands them in comments too).
 func TestExamplesTakeSecretsFromEnv(t *testing.T) {
 	for dir, path := range exampleFiles(t) {
 		body, err := os.ReadFile(path)
@@ -385,11 +390,11 @@ func TestExamplesTakeSecretsFromEnv(t *testing.T) {
 				assert.Regexp(t, `^\{\$[A-Z0-9_]+(:[^}]*)?\}$`, f[2], "%s: issuer client secret must come from the environment", where)
 			case slices.Contains(secretOptions, f[0]):
 				if assert.Len(t, f, 2, "%s: %s takes one value", where, f[0]) {
-					assert.Regexp(t, envOnly, f[1], "%s: %s must come from the environment", where, f[0])
+					assert.Regexp(t, envOnly, f[1], "%s: %s must be an {env.*} placeholder", where, f[0])
 				}
 			case f[0] == "auth" && len(f) > 1 && f[1] == "bearer":
 				if assert.Len(t, f, 3, "%s: auth bearer takes one token", where) {
-					assert.Regexp(t, envOnly, f[2], "%s: bearer token must come from the environment", where)
+					assert.Regexp(t, envOnly, f[2], "%s: bearer token must be an {env.*} placeholder", where)
 				}
 			case f[0] == "recipient" && len(f) >= 4 && f[2] == "token":
 				// Delta Sharing recipient: like the issuer's secret, a try-out
@@ -397,7 +402,7 @@ func TestExamplesTakeSecretsFromEnv(t *testing.T) {
 				assert.Regexp(t, `^\{\$[A-Z0-9_]+(:[^}]*)?\}$`, f[3], "%s: recipient token must come from the environment", where)
 			case f[0] == "auth_client":
 				if assert.Len(t, f, 3, "%s: auth_client takes id and secret", where) {
-					assert.Regexp(t, envOnly, f[2], "%s: client secret must come from the environment", where)
+					assert.Regexp(t, envOnly, f[2], "%s: client secret must be an {env.*} placeholder", where)
 				}
 			}
 		}

@@ -110,6 +110,9 @@ func (App) CaddyModule() caddy.ModuleInfo {
 // Provision opens every catalog's backend.
 func (a *App) Provision(ctx caddy.Context) error {
 	a.log = ctx.Logger()
+	if err := a.resolveSecrets(); err != nil {
+		return err
+	}
 	g, err := newGuard(ctx, a.Identity, a.Policy, a.log)
 	if err != nil {
 		return err

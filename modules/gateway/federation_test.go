@@ -99,7 +99,7 @@ func TestFederationConformance(t *testing.T) {
 		remote("alpha", alpha.URL, nil),
 		remote("beta", beta.URL, nil),
 		remote("secure", secure.URL, map[string]any{"auth": map[string]any{
-			"mode": "oauth2", "client_id": "lakegate", "client_secret": "gw-secret"}}),
+			"mode": "oauth2", "client_id": "lakegate", "client_secret": secretRef(t, "gw-secret")}}),
 	}})
 
 	for _, name := range []string{"alpha", "beta", "secure"} {

@@ -98,6 +98,13 @@ func (h *SharingHandler) Provision(ctx caddy.Context) error {
 		h.Prefix = defaultSharingPrefix
 	}
 	h.Prefix = "/" + strings.Trim(h.Prefix, "/")
+	s := newSecrets()
+	if err := s.resolveIn("lakegate_sharing signing_key", &h.SigningKey); err != nil {
+		return fmt.Errorf("lakegate_sharing: %w", err)
+	}
+	if h.S3, err = s.resolveProperties("lakegate_sharing s3", h.S3); err != nil {
+		return fmt.Errorf("lakegate_sharing: %w", err)
+	}
 	shares := make([]sharing.Share, len(h.Shares))
 	for i, s := range h.Shares {
 		shares[i] = s.Share

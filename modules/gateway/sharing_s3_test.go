@@ -87,6 +87,14 @@ func (f *fakeS3) presignedGETs() int {
 	return len(f.presigned)
 }
 
+// configProps are props as lakegate's config takes them: the secret key
+// as a placeholder.
+func (f *fakeS3) configProps(t *testing.T) map[string]string {
+	p := f.props()
+	p["s3.secret-access-key"] = secretRef(t, s3TestSecret)
+	return p
+}
+
 // props are the FileIO properties of the fake S3.
 func (f *fakeS3) props() map[string]string {
 	return map[string]string{
@@ -202,7 +210,7 @@ func TestSharingS3(t *testing.T) {
 			backend.Catalog.ServeHTTP(w, r)
 		}))
 		t.Cleanup(noVending.Close)
-		base := sharingGatewayFor(t, noVending.URL, map[string]any{"url_lifetime": "10m", "s3": s3.props()})
+		base := sharingGatewayFor(t, noVending.URL, map[string]any{"url_lifetime": "10m", "s3": s3.configProps(t)})
 		query(t, base)
 		assert.Positive(t, loads.Load(), "the table was loaded without asking for vended credentials")
 	})

@@ -1,0 +1,180 @@
+package gateway
+
+import (
+	"fmt"
+	"maps"
+	"net/url"
+	"strings"
+
+	"github.com/caddyserver/caddy/v2"
+
+	"github.com/lakegate/lakegate/upstream/icerest"
+)
+
+// Secrets in lakegate's config (backend tokens and client secrets, AWS
+// secret keys, the issuer's signing secret, the sharing signing key, Redis
+// passwords, secret storage properties) are run-time placeholders,
+// {env.NAME} or {file./path}, resolved here in Provision with Caddy's
+// replacer. The adapted JSON and the admin API (which shows the config as
+// it was loaded) then carry the placeholder; the value lives only in the
+// running process. A literal secret is refused: it would be on display.
+// Identity's static tokens and client secrets are SHA-256 hashes already
+// and stay as they are.
+
+// secrets resolves secret fields; what names the field in errors.
+type secrets struct{ repl *caddy.Replacer }
+
+func newSecrets() secrets { return secrets{repl: caddy.NewReplacer()} }
+
+// resolve returns the secret raw stands for ("" stays "").
+func (s secrets) resolve(what, raw string) (string, error) {
+	if raw == "" {
+		return "", nil
+	}
+	if !isPlaceholder(raw) {
+		return "", fmt.Errorf("%s must be a placeholder, {env.NAME} or {file./path}, not a literal: "+
+			"the adapted JSON and the admin API would show it", what)
+	}
+	v, err := s.repl.ReplaceOrErr(raw, true, true)
+	if err != nil || v == "" {
+		return "", fmt.Errorf("%s: %s is unset, empty or unreadable", what, raw)
+	}
+	return v, nil
+}
+
+// resolveIn resolves the secret at *field in place.
+func (s secrets) resolveIn(what string, field *string) error {
+	v, err := s.resolve(what, *field)
+	*field = v
+	return err
+}
+
+// resolveURL resolves a URL whose password, if it has one, is a
+// placeholder (redis://:{env.REDIS_PASSWORD}@host:6379/0); the whole URL
+// may be one placeholder too.
+func (s secrets) resolveURL(what, raw string) (string, error) {
+	if isPlaceholder(raw) {
+		return s.resolve(what, raw)
+	}
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return raw, nil
+	}
+	hostEnd := strings.IndexAny(rest, "/?#")
+	if hostEnd < 0 {
+		hostEnd = len(rest)
+	}
+	at := strings.LastIndex(rest[:hostEnd], "@")
+	if at < 0 {
+		return raw, nil
+	}
+	user, pass, hasPass := strings.Cut(rest[:at], ":")
+	if !hasPass || pass == "" {
+		return raw, nil
+	}
+	v, err := s.resolve(what+" password", pass)
+	if err != nil {
+		return "", err
+	}
+	if u, uerr := url.PathUnescape(user); uerr == nil {
+		user = u
+	}
+	return scheme + "://" + url.UserPassword(user, v).String() + rest[at:], nil
+}
+
+// resolveProperties resolves the secret-looking keys of props (storage
+// secret keys, session tokens, passwords) in a copy. Access key ids are
+// identifiers, not secrets, and may stay literal.
+func (s secrets) resolveProperties(what string, props map[string]string) (map[string]string, error) {
+	if props == nil {
+		return nil, nil
+	}
+	out := maps.Clone(props)
+	for k, v := range props {
+		if !icerest.IsSecretConfigKey(k) || strings.Contains(strings.ToLower(k), "access-key-id") {
+			continue
+		}
+		if err := s.resolveIn(what+" "+k, &v); err != nil {
+			return nil, err
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+// isPlaceholder is exactly one {env.NAME} or {file./path}.
+func isPlaceholder(s string) bool {
+	if len(s) < 2 || s[0] != '{' || s[len(s)-1] != '}' {
+		return false
+	}
+	key := s[1 : len(s)-1]
+	if strings.ContainsAny(key, "{}") {
+		return false
+	}
+	name, env := strings.CutPrefix(key, "env.")
+	if !env {
+		name, _ = strings.CutPrefix(key, "file.")
+		if name == key {
+			return false
+		}
+	}
+	return name != ""
+}
+
+// resolveSecrets resolves every secret of the app's config in place.
+func (a *App) resolveSecrets() error {
+	s := newSecrets()
+	var err error
+	if a.Redis, err = s.resolveURL("redis", a.Redis); err != nil {
+		return err
+	}
+	if a.Identity != nil && a.Identity.Issuer != nil {
+		if err := s.resolveIn("identity issuer signing_secret", &a.Identity.Issuer.SigningSecret); err != nil {
+			return err
+		}
+	}
+	for i := range a.Catalogs {
+		if err := a.Catalogs[i].resolveSecrets(s); err != nil {
+			return fmt.Errorf("catalog %q: %w", a.Catalogs[i].Name, err)
+		}
+	}
+	return nil
+}
+
+func (cc *CatalogConfig) resolveSecrets(s secrets) error {
+	if r := cc.Remote; r != nil {
+		for what, f := range map[string]*string{
+			"remote auth token": &r.Auth.Token, "remote auth client_secret": &r.Auth.ClientSecret,
+			"remote auth secret_access_key": &r.Auth.SecretAccessKey, "remote auth session_token": &r.Auth.SessionToken,
+		} {
+			if err := s.resolveIn(what, f); err != nil {
+				return err
+			}
+		}
+	}
+	e := cc.Embedded
+	if e == nil {
+		return nil
+	}
+	props, err := s.resolveProperties("embedded property", e.Properties)
+	if err != nil {
+		return err
+	}
+	// A copy: the embedded pool keys catalogs by this config.
+	resolved := *e
+	resolved.Properties = props
+	resolved.Auth.Tokens = make([]string, len(e.Auth.Tokens))
+	for i, tok := range e.Auth.Tokens {
+		if resolved.Auth.Tokens[i], err = s.resolve("embedded auth_token", tok); err != nil {
+			return err
+		}
+	}
+	resolved.Auth.Clients = make(map[string]string, len(e.Auth.Clients))
+	for id, secret := range e.Auth.Clients {
+		if resolved.Auth.Clients[id], err = s.resolve("embedded auth_client "+id+" secret", secret); err != nil {
+			return err
+		}
+	}
+	cc.Embedded = &resolved
+	return nil
+}
