@@ -68,8 +68,11 @@ type Stats struct {
 	NotModified   int64 `json:"not_modified"`
 	Invalidations int64 `json:"invalidations"`
 	Stale         int64 `json:"stale"`
-	L1Entries     int   `json:"l1_entries"`
-	L1Bytes       int64 `json:"l1_bytes"`
+	// L2Refused counts entries Redis would not store (maxmemory reached
+	// under noeviction): those are served from L1 and the backend.
+	L2Refused int64 `json:"l2_refused"`
+	L1Entries int   `json:"l1_entries"`
+	L1Bytes   int64 `json:"l1_bytes"`
 }
 
 // drop is one L1 invalidation: its generation and normalized prefix.
@@ -111,7 +114,7 @@ type Cache struct {
 	pending    map[string]bool
 	pendingAll bool // too many to remember: drop every table from L2
 
-	l1Hits, l2Hits, misses, revalidations, notModified, invalidations, stale atomic.Int64
+	l1Hits, l2Hits, misses, revalidations, notModified, invalidations, stale, l2Refused atomic.Int64
 }
 
 // New returns a cache; rdb may be nil for memory only. With Redis, the
@@ -217,6 +220,12 @@ func (c *Cache) PutIf(ctx context.Context, table, key string, e *Entry, gen uint
 	pipe.HSet(ctx, c.hashKey(table), key, raw)
 	pipe.Expire(ctx, c.hashKey(table), c.cfg.L2TTL)
 	_, err = pipe.Exec(ctx)
+	if outOfMemory(err) {
+		// Redis is up but full (noeviction): not an outage. Its deletes
+		// and publishes, the invalidations, still work.
+		c.l2Refused.Add(1)
+		return true
+	}
 	c.markDown(err)
 	return true
 }
@@ -271,6 +280,12 @@ func (c *Cache) getL2(ctx context.Context, table string, keys []string) (string,
 // markDown records a failed Redis call: Redis is skipped (logged once)
 // until the recovery loop finds it back. Only the loop marks it up again,
 // once the invalidations it missed are delivered.
+// outOfMemory is Redis refusing a write at maxmemory ("OOM command not
+// allowed when used memory > 'maxmemory'").
+func outOfMemory(err error) bool {
+	return err != nil && strings.HasPrefix(err.Error(), "OOM ")
+}
+
 func (c *Cache) markDown(err error) {
 	if err == nil || errors.Is(err, context.Canceled) {
 		return
@@ -572,7 +587,8 @@ func (c *Cache) Stats() Stats {
 	return Stats{
 		L1Hits: c.l1Hits.Load(), L2Hits: c.l2Hits.Load(), Misses: c.misses.Load(),
 		Revalidations: c.revalidations.Load(), NotModified: c.notModified.Load(),
-		Invalidations: c.invalidations.Load(), Stale: c.stale.Load(), L1Entries: n, L1Bytes: b,
+		Invalidations: c.invalidations.Load(), Stale: c.stale.Load(), L2Refused: c.l2Refused.Load(),
+		L1Entries: n, L1Bytes: b,
 	}
 }
 

@@ -31,6 +31,10 @@ type ReplayConfig struct {
 	// Wait bounds how long a duplicate waits for the first request's
 	// outcome before answering 503 (default 10s).
 	Wait time.Duration `json:"wait,omitempty"`
+	// MaxRecordBytes bounds a stored response body, after compression
+	// (default 1 MiB). A larger one is not kept: retries of its key are
+	// told it was applied (500 CommitStateUnknownException), never run.
+	MaxRecordBytes int `json:"max_record_bytes,omitempty"`
 }
 
 func (c ReplayConfig) withDefaults() ReplayConfig {
@@ -42,6 +46,9 @@ func (c ReplayConfig) withDefaults() ReplayConfig {
 	}
 	if c.Wait <= 0 {
 		c.Wait = 10 * time.Second
+	}
+	if c.MaxRecordBytes <= 0 {
+		c.MaxRecordBytes = defaultMaxRecordBytes
 	}
 	return c
 }
@@ -124,7 +131,7 @@ func (g *Replayer) run(w http.ResponseWriter, r *http.Request, rt icerest.Route,
 			return
 		}
 		if rec.Final {
-			g.replay(w, rec)
+			g.replay(w, r, rec)
 			return
 		}
 		// In flight elsewhere: wait for its outcome, or for its claim to go.
@@ -134,7 +141,7 @@ func (g *Replayer) run(w http.ResponseWriter, r *http.Request, rt icerest.Route,
 			g.storeDown(w, r, err)
 			return
 		case state == awaitFinal:
-			g.replay(w, rec)
+			g.replay(w, r, rec)
 			return
 		case state == awaitUnknown:
 			outcomeUnknown(w, r)
@@ -223,8 +230,7 @@ func (g *Replayer) execute(w http.ResponseWriter, r *http.Request, rt icerest.Ro
 		}
 		return
 	}
-	rec := replay.Record{Fingerprint: fp, Final: true, Status: rw.status, Header: keptHeaders(rw.Header()),
-		Body: rw.body.Bytes(), Created: time.Now()}
+	rec := g.finalRecord(fp, rw)
 	if err := g.store.Finalize(ctx, key, owner, rec, g.cfg.Lifetime); err == nil {
 		return
 	}
@@ -266,16 +272,6 @@ func (g *Replayer) heartbeat(key, owner string, stop <-chan struct{}) {
 			_ = g.store.Extend(context.Background(), key, owner, g.cfg.Lease)
 		}
 	}
-}
-
-func (g *Replayer) replay(w http.ResponseWriter, rec replay.Record) {
-	g.Replays.Add(1)
-	for k, v := range rec.Header {
-		w.Header()[k] = v
-	}
-	w.Header().Set(ReplayedHeader, "true")
-	w.WriteHeader(rec.Status)
-	_, _ = w.Write(rec.Body)
 }
 
 // storeDown refuses a keyed mutation when its key cannot be guarded: a

@@ -2,6 +2,7 @@ package upstream_test
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -285,4 +286,79 @@ func (f *flakyStore) Finalize(ctx context.Context, key, owner string, rec replay
 		return fmt.Errorf("%w: frozen", replay.ErrUnavailable)
 	}
 	return f.Store.Finalize(ctx, key, owner, rec, ttl)
+}
+
+// bigBackend answers with a body of n bytes: compressible JSON (like
+// table metadata), or random bytes.
+func bigBackend(n int, random bool, hits *atomic.Int64) upstream.Handler {
+	body := []byte(`{"metadata":"` + strings.Repeat("snapshot-", n/9) + `"}`)
+	if random {
+		body = make([]byte, n)
+		_, _ = rand.Read(body)
+	}
+	return func(w http.ResponseWriter, r *http.Request, _ icerest.Route) {
+		hits.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(body)
+	}
+}
+
+// TestReplayRecordsBounded: large responses are kept compressed and
+// replayed byte for byte; a response still larger than max_record_bytes
+// is not kept, and a retry of its key is told the request was applied
+// rather than run again.
+func TestReplayRecordsBounded(t *testing.T) {
+	ctx := context.Background()
+	for name, newStore := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			store := &finalizeSpy{Store: newStore()}
+			var hits atomic.Int64
+			serve := func(cfg upstream.ReplayConfig, h upstream.Handler) *httptest.Server {
+				g := upstream.NewReplayer("lake", store, cfg, nil)
+				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					rt, err := icerest.ParseRoute(r.Method, r.URL.EscapedPath(), icerest.UnitSeparator)
+					require.Nil(t, err)
+					g.Serve(w, r, rt, "p", h)
+				}))
+				t.Cleanup(srv.Close)
+				return srv
+			}
+
+			srv := serve(upstream.ReplayConfig{}, bigBackend(200_000, false, &hits))
+			key := uuid.Must(uuid.NewV7()).String()
+			first, err := commit(t, ctx, srv.URL, key, "p", `{}`)
+			require.NoError(t, err)
+			again, err := commit(t, ctx, srv.URL, key, "p", `{}`)
+			require.NoError(t, err)
+			assert.True(t, again.replayed)
+			assert.Equal(t, first.body, again.body, "replayed byte for byte")
+			assert.Equal(t, int64(1), hits.Load())
+			assert.Equal(t, "gzip", store.last.Encoding)
+			assert.Less(t, len(store.last.Body), len(first.body)/20, "kept compressed")
+
+			hits.Store(0)
+			srv = serve(upstream.ReplayConfig{MaxRecordBytes: 64 << 10}, bigBackend(100_000, true, &hits))
+			key = uuid.Must(uuid.NewV7()).String()
+			first, err = commit(t, ctx, srv.URL, key, "p", `{}`)
+			require.NoError(t, err)
+			assert.Equal(t, http.StatusOK, first.status)
+			again, err = commit(t, ctx, srv.URL, key, "p", `{}`)
+			require.NoError(t, err)
+			assert.Equal(t, http.StatusInternalServerError, again.status, again.body)
+			assert.Equal(t, "CommitStateUnknownException", again.errType)
+			assert.Contains(t, again.body, "was applied (status 200)")
+			assert.Equal(t, int64(1), hits.Load(), "never run twice")
+		})
+	}
+}
+
+// finalizeSpy remembers the last record finalized.
+type finalizeSpy struct {
+	replay.Store
+	last replay.Record
+}
+
+func (s *finalizeSpy) Finalize(ctx context.Context, key, owner string, rec replay.Record, ttl time.Duration) error {
+	s.last = rec
+	return s.Store.Finalize(ctx, key, owner, rec, ttl)
 }

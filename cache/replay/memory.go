@@ -2,16 +2,33 @@ package replay
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 )
 
-// Memory is an in-process Store: one gateway, no sharing.
+// Memory is an in-process Store: one gateway, no sharing. It is bounded:
+// once it holds MemoryMaxRecords records or MemoryMaxBytes of bodies, new
+// claims are refused as ErrUnavailable (the request is not run, 503)
+// until records expire. A kept record is never evicted early: that would
+// let a retry apply twice.
 type Memory struct {
-	mu      sync.Mutex
-	records map[string]memEntry
-	stop    chan struct{}
+	mu         sync.Mutex
+	records    map[string]memEntry
+	bytes      int64
+	maxRecords int
+	maxBytes   int64
+	stop       chan struct{}
 }
+
+// Memory store bounds.
+const (
+	MemoryMaxRecords       = 100_000
+	MemoryMaxBytes   int64 = 256 << 20
+)
+
+// ErrFull is a Memory store at its bounds; it wraps ErrUnavailable.
+var ErrFull = fmt.Errorf("%w: the in-memory replay store is full", ErrUnavailable)
 
 type memEntry struct {
 	rec     Record
@@ -20,9 +37,28 @@ type memEntry struct {
 
 // NewMemory returns an empty in-process store that sweeps expired records.
 func NewMemory() *Memory {
-	m := &Memory{records: map[string]memEntry{}, stop: make(chan struct{})}
+	return NewBoundedMemory(MemoryMaxRecords, MemoryMaxBytes)
+}
+
+// NewBoundedMemory is NewMemory with its own bounds.
+func NewBoundedMemory(maxRecords int, maxBytes int64) *Memory {
+	m := &Memory{records: map[string]memEntry{}, maxRecords: maxRecords, maxBytes: maxBytes, stop: make(chan struct{})}
 	go m.sweep(time.Minute)
 	return m
+}
+
+// put and del keep bytes in step with records; the lock must be held.
+func (m *Memory) put(key string, e memEntry) {
+	m.del(key)
+	m.records[key] = e
+	m.bytes += int64(len(e.rec.Body))
+}
+
+func (m *Memory) del(key string) {
+	if old, ok := m.records[key]; ok {
+		m.bytes -= int64(len(old.rec.Body))
+		delete(m.records, key)
+	}
 }
 
 func (m *Memory) sweep(every time.Duration) {
@@ -36,7 +72,7 @@ func (m *Memory) sweep(every time.Duration) {
 			m.mu.Lock()
 			for k, e := range m.records {
 				if now.After(e.expires) {
-					delete(m.records, k)
+					m.del(k)
 				}
 			}
 			m.mu.Unlock()
@@ -48,7 +84,7 @@ func (m *Memory) sweep(every time.Duration) {
 func (m *Memory) live(key string) (memEntry, bool) {
 	e, ok := m.records[key]
 	if ok && time.Now().After(e.expires) {
-		delete(m.records, key)
+		m.del(key)
 		return memEntry{}, false
 	}
 	return e, ok
@@ -61,7 +97,10 @@ func (m *Memory) Claim(_ context.Context, key string, rec Record, lease time.Dur
 	if e, ok := m.live(key); ok {
 		return e.rec, false, nil
 	}
-	m.records[key] = memEntry{rec, time.Now().Add(lease)}
+	if len(m.records) >= m.maxRecords || m.bytes >= m.maxBytes {
+		return Record{}, false, ErrFull
+	}
+	m.put(key, memEntry{rec, time.Now().Add(lease)})
 	return rec, true, nil
 }
 
@@ -83,7 +122,7 @@ func (m *Memory) Extend(_ context.Context, key, owner string, lease time.Duratio
 		} else {
 			e.expires = time.Now().Add(lease)
 		}
-		m.records[key] = e
+		m.put(key, e)
 	}
 	return nil
 }
@@ -98,7 +137,7 @@ func (m *Memory) MarkSent(_ context.Context, key, owner string, lease, lifetime 
 	}
 	e.rec.Sent, e.rec.LeaseUntil = true, time.Now().Add(lease).UnixMilli()
 	e.expires = time.Now().Add(lifetime)
-	m.records[key] = e
+	m.put(key, e)
 	return nil
 }
 
@@ -109,7 +148,7 @@ func (m *Memory) Finalize(_ context.Context, key, owner string, rec Record, ttl 
 	if e, ok := m.live(key); ok && e.rec.Owner != owner {
 		return nil // the claim was lost (lease expired and retaken): keep the newer one
 	}
-	m.records[key] = memEntry{rec, time.Now().Add(ttl)}
+	m.put(key, memEntry{rec, time.Now().Add(ttl)})
 	return nil
 }
 
@@ -118,7 +157,7 @@ func (m *Memory) Release(_ context.Context, key, owner string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if e, ok := m.live(key); ok && e.rec.Owner == owner {
-		delete(m.records, key)
+		m.del(key)
 	}
 	return nil
 }

@@ -27,11 +27,16 @@ type Record struct {
 	// past it, the holder is gone and the outcome is unknown.
 	LeaseUntil int64 `json:"lease_until,omitempty"`
 	// Final reports a finished request whose response is stored below.
-	Final   bool        `json:"final,omitempty"`
-	Status  int         `json:"status,omitempty"`
-	Header  http.Header `json:"header,omitempty"`
-	Body    []byte      `json:"body,omitempty"`
-	Created time.Time   `json:"created"`
+	Final  bool        `json:"final,omitempty"`
+	Status int         `json:"status,omitempty"`
+	Header http.Header `json:"header,omitempty"`
+	Body   []byte      `json:"body,omitempty"`
+	// Encoding is "gzip" for a compressed Body, "" for a plain one.
+	Encoding string `json:"enc,omitempty"`
+	// Unkept is the size of a response too large to keep: the request
+	// was applied, and Body is empty.
+	Unkept  int       `json:"unkept,omitempty"`
+	Created time.Time `json:"created"`
 }
 
 // ErrClaimLost is MarkSent's answer when the claim is no longer the

@@ -112,3 +112,32 @@ func storeContract(t *testing.T, open func(t *testing.T) replay.Store) {
 		}, 5*time.Second, 50*time.Millisecond, "a crashed owner's claim expires")
 	})
 }
+
+// TestMemoryBounded: a full in-memory store refuses new claims (the
+// request is not run) and never drops a kept record to make room.
+func TestMemoryBounded(t *testing.T) {
+	ctx := context.Background()
+	m := replay.NewBoundedMemory(2, 100)
+	t.Cleanup(func() { _ = m.Close() })
+	claim := func(key string) error {
+		_, _, err := m.Claim(ctx, key, replay.Record{Fingerprint: "f", Owner: key}, time.Minute)
+		return err
+	}
+	require.NoError(t, claim("a"))
+	require.NoError(t, claim("b"))
+	err := claim("c")
+	require.ErrorIs(t, err, replay.ErrFull)
+	require.ErrorIs(t, err, replay.ErrUnavailable)
+	require.NoError(t, m.Release(ctx, "b", "b"))
+	require.NoError(t, claim("c"), "a released claim makes room")
+
+	// bytes: a kept 100-byte body fills it; the record stays.
+	require.NoError(t, m.Finalize(ctx, "a", "a", replay.Record{Fingerprint: "f", Final: true, Status: 200,
+		Body: make([]byte, 100)}, time.Minute))
+	require.NoError(t, m.Release(ctx, "c", "c"))
+	require.ErrorIs(t, claim("d"), replay.ErrFull)
+	rec, ok, err := m.Get(ctx, "a")
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Len(t, rec.Body, 100)
+}

@@ -32,8 +32,14 @@ type App struct {
 	// prefix-less /v1/namespaces/... path form.
 	DefaultCatalog string `json:"default_catalog,omitempty"`
 	// Redis is the URL of the Redis that replicas share state through
-	// (Idempotency-Key replay); empty keeps state in process memory.
+	// (Idempotency-Key replay, the LoadTable cache's L2 and invalidation
+	// bus, Delta staging); empty keeps state in process memory.
 	Redis string `json:"redis,omitempty"`
+	// ReplayRedis, when set, holds Idempotency-Key records instead of
+	// Redis: a Redis with maxmemory-policy noeviction, so a record is never
+	// evicted (a retry would then apply twice), while Redis may evict
+	// cache entries (allkeys-lru).
+	ReplayRedis string `json:"replay_redis,omitempty"`
 	// CacheLimits bounds the in-process LoadTable cache (L1).
 	CacheLimits *CacheLimits `json:"cache,omitempty"`
 	// Identity configures authentication of callers (JWT, static tokens,

@@ -25,6 +25,7 @@ func init() {
 //	lakegate {
 //		default_catalog <name>
 //		redis <url>
+//		replay_redis <url>
 //		cache { max_entries <n>; max_bytes <size> }
 //		identity { see parseIdentity }
 //		policy { see parsePolicy }
@@ -72,13 +73,17 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if !d.AllArgs(&a.DefaultCatalog) {
 				return d.ArgErr()
 			}
-		case "redis":
+		case "redis", "replay_redis":
 			// An empty argument (an unset {$LAKEGATE_REDIS:}) keeps memory.
+			dst := &a.Redis
+			if d.Val() == "replay_redis" {
+				dst = &a.ReplayRedis
+			}
 			if d.CountRemainingArgs() > 1 {
 				return d.ArgErr()
 			}
 			if d.NextArg() {
-				a.Redis = d.Val()
+				*dst = d.Val()
 			}
 		case "cache":
 			limits, err := parseCacheLimits(d)
@@ -241,8 +246,39 @@ func parseInt(s string) (int, error) { return strconv.Atoi(s) }
 // parseIdempotency parses `idempotency [{ lifetime <d>; lease <d>; wait <d> }]`.
 func parseIdempotency(d *caddyfile.Dispenser) (*upstream.ReplayConfig, error) {
 	cfg := new(upstream.ReplayConfig)
-	return cfg, parseBlock(d, map[string]*time.Duration{
-		"lifetime": &cfg.Lifetime, "lease": &cfg.Lease, "wait": &cfg.Wait}, durationArg)
+	durations := map[string]*time.Duration{"lifetime": &cfg.Lifetime, "lease": &cfg.Lease, "wait": &cfg.Wait}
+	if err := noMoreArgs(d); err != nil {
+		return nil, err
+	}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		var err error
+		if dst, ok := durations[d.Val()]; ok {
+			err = durationArg(d, dst)
+		} else if d.Val() == "max_record_bytes" {
+			err = sizeArg(d, &cfg.MaxRecordBytes)
+		} else {
+			err = d.Errf("unknown idempotency option %q", d.Val())
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return cfg, nil
+}
+
+// sizeArg reads one positive byte size (1MiB, 512KB, 4096) into dst.
+func sizeArg(d *caddyfile.Dispenser, dst *int) error {
+	opt := d.Val()
+	var s string
+	if err := oneArg(d, &s); err != nil {
+		return err
+	}
+	n, err := humanize.ParseBytes(s)
+	if err != nil || n == 0 || n > 1<<31 {
+		return d.Errf("%s: invalid size %q", opt, s)
+	}
+	*dst = int(n)
+	return nil
 }
 
 // parseCacheLimits parses the app's `cache { max_entries <n>; max_bytes <size> }`.

@@ -210,6 +210,7 @@ func TestAdaptRemoteAndReplayOptions(t *testing.T) {
 				lifetime 1h
 				lease 20s
 				wait 5s
+				max_record_bytes 2MiB
 			}
 			remote https://polaris.example/api/catalog {
 				warehouse prod
@@ -266,7 +267,7 @@ func TestAdaptRemoteAndReplayOptions(t *testing.T) {
 		"redis": "redis://127.0.0.1:6379/0",
 		"catalogs": [
 			{"name": "r", "max_request_body": 1048576, "allowed_locations": ["s3://lake/prod", "file:///srv/x"],
-			 "idempotency": {"lifetime": 3600000000000, "lease": 20000000000, "wait": 5000000000},
+			 "idempotency": {"lifetime": 3600000000000, "lease": 20000000000, "wait": 5000000000, "max_record_bytes": 2097152},
 			 "remote": {"url": "https://polaris.example/api/catalog", "warehouse": "prod", "prefix": "p",
 				"auth": {"mode": "oauth2", "token_url": "https://idp.example/token", "client_id": "id",
 					"client_secret": "sec", "scope": "PRINCIPAL_ROLE:ALL"},
@@ -296,6 +297,7 @@ func TestAdaptRejectsBadRemoteOptions(t *testing.T) {
 		"allowed_locations bare": `allowed_locations`,
 		"unknown idempotency":    "idempotency {\n colour blue\n }",
 		"bad idempotency lease":  "idempotency {\n lease forever\n }",
+		"bad max_record_bytes":   "idempotency {\n max_record_bytes lots\n }",
 		"tls flag with argument": "remote http://x {\n tls {\n insecure_skip_verify yes\n }\n }",
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -184,7 +185,7 @@ type redisProcess struct {
 	url string
 }
 
-func startRedisServer(t *testing.T) *redisProcess {
+func startRedisServer(t *testing.T, args ...string) *redisProcess {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -195,7 +196,7 @@ func startRedisServer(t *testing.T) *redisProcess {
 	}
 	addr := freeAddr(t)
 	host, port, _ := net.SplitHostPort(addr)
-	cmd := exec.Command(bin, "--bind", host, "--port", port, "--save", "", "--appendonly", "no")
+	cmd := exec.Command(bin, append([]string{"--bind", host, "--port", port, "--save", "", "--appendonly", "no"}, args...)...)
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGCONT)
@@ -304,4 +305,56 @@ func TestReplayOutcomeSurvivesRedisFreeze(t *testing.T) {
 			assert.Equal(t, int64(1), commits.Load(), "the commit reached the backend more than once")
 		})
 	}
+}
+
+// A Redis at maxmemory under noeviction, as the README asks of the replay
+// store: keyed writes get 503 before anything runs, loads keep being
+// answered (the cache stops growing, not serving), a plain commit still
+// invalidates the other replica, and once memory frees keyed writes run
+// and replay again. Nothing is applied twice.
+func TestRedisFullRefusesKeyedWritesSafely(t *testing.T) {
+	rp := startRedisServer(t, "--maxmemory", "4mb", "--maxmemory-policy", "noeviction")
+	b := serveCounting(t, nil)
+	seedTables(t, b.prefixURL(), "ns", "t")
+	var commits atomic.Int64
+	backend := newLoopbackServer(t, countCommits(b, &commits))
+	name := uniqueName("lake")
+	cat := cached(name, backend, map[string]any{"max_age": int64(time.Hour)}, nil)
+	cat["idempotency"] = map[string]any{}
+	app := map[string]any{"redis": rp.url, "catalogs": []any{cat}}
+	writer, reader := replica(t, app), replica(t, app)
+	path := "/v1/" + name + "/namespaces/ns/tables/t"
+	require.Equal(t, http.StatusOK, getTable(t, reader+path).status)
+
+	opts, err := redis.ParseURL(rp.url)
+	require.NoError(t, err)
+	rdb := redis.NewClient(opts)
+	t.Cleanup(func() { _ = rdb.Close() })
+	junk := strings.Repeat("x", 64<<10)
+	for i := 0; ; i++ {
+		if err := rdb.Set(context.Background(), fmt.Sprintf("junk:%d", i), junk, 0).Err(); err != nil {
+			require.Contains(t, err.Error(), "OOM")
+			break
+		}
+	}
+
+	commitBody := `{"requirements":[],"updates":[{"action":"set-properties","updates":{"owner":"keyed"}}]}`
+	key := uuid.Must(uuid.NewV7()).String()
+	status, body, _ := post(t, writer+path, key, commitBody)
+	assert.Equal(t, http.StatusServiceUnavailable, status, body)
+	assert.Equal(t, int64(0), commits.Load(), "a keyed write ran although its key could not be guarded")
+
+	assert.Equal(t, http.StatusOK, getTable(t, writer+path).status, "loads are still answered")
+	setProperty(t, writer+path, "owner", "plain")
+	assert.Eventually(t, func() bool {
+		return getTable(t, reader+path).props["owner"] == "plain"
+	}, 5*time.Second, 50*time.Millisecond, "the invalidation did not reach the other replica")
+
+	require.NoError(t, rdb.FlushDB(context.Background()).Err())
+	status, body, _ = post(t, writer+path, key, commitBody)
+	require.Equal(t, http.StatusOK, status, body)
+	status, body, h := post(t, reader+path, key, commitBody)
+	require.Equal(t, http.StatusOK, status, body)
+	assert.Equal(t, "true", h.Get(upstream.ReplayedHeader))
+	assert.Equal(t, int64(2), commits.Load(), "the plain commit and the keyed one, once each")
 }

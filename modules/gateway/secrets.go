@@ -128,6 +128,9 @@ func (a *App) resolveSecrets() error {
 	if a.Redis, err = s.resolveURL("redis", a.Redis); err != nil {
 		return err
 	}
+	if a.ReplayRedis, err = s.resolveURL("replay_redis", a.ReplayRedis); err != nil {
+		return err
+	}
 	if a.Identity != nil && a.Identity.Issuer != nil {
 		if err := s.resolveIn("identity issuer signing_secret", &a.Identity.Issuer.SigningSecret); err != nil {
 			return err

@@ -1,10 +1,13 @@
 package gateway
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lakegate/lakegate/cache/redistest"
 )
 
 func TestIsPlaceholder(t *testing.T) {
@@ -40,5 +43,26 @@ func TestResolveURL(t *testing.T) {
 	} {
 		_, err := s.resolveURL("redis", raw)
 		assert.Error(t, err, raw)
+	}
+}
+
+// TestEvictionPolicy: the replay store's warning fires for every policy
+// that may evict a record with a TTL, not for noeviction.
+func TestEvictionPolicy(t *testing.T) {
+	ctx := context.Background()
+	rdb := redistest.Client(t)
+	before, err := rdb.ConfigGet(ctx, "maxmemory-policy").Result()
+	if err != nil { // miniredis, or a managed Redis without CONFIG: nothing known
+		policy, evicting := evictionPolicy(ctx, rdb)
+		assert.Equal(t, "", policy)
+		assert.False(t, evicting)
+		return
+	}
+	t.Cleanup(func() { _ = rdb.ConfigSet(ctx, "maxmemory-policy", before["maxmemory-policy"]).Err() })
+	for policy, evicting := range map[string]bool{"noeviction": false, "allkeys-lru": true, "volatile-ttl": true, "volatile-lru": true} {
+		require.NoError(t, rdb.ConfigSet(ctx, "maxmemory-policy", policy).Err())
+		got, ev := evictionPolicy(ctx, rdb)
+		assert.Equal(t, policy, got)
+		assert.Equal(t, evicting, ev, policy)
 	}
 }

@@ -1,12 +1,14 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
 
 	"github.com/lakegate/lakegate/cache"
 	"github.com/lakegate/lakegate/cache/replay"
@@ -52,16 +54,24 @@ func redisClient(url string) (redis.UniversalClient, error) {
 // configured (shared by replicas), else process memory. It also returns
 // the pool key to release.
 func (a *App) replayStore() (replay.Store, string, error) {
-	if a.Redis != "" {
-		client, err := redisClient(a.Redis)
+	url := cmp.Or(a.ReplayRedis, a.Redis)
+	if url != "" {
+		client, err := redisClient(url)
 		if err != nil {
 			return nil, "", err
 		}
-		if err := client.Ping(context.Background()).Err(); err != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if err := client.Ping(ctx).Err(); err != nil {
 			// Not fatal: keyed writes get 503 until Redis answers.
 			a.log.Warn("redis is not answering yet; keyed writes will get 503 until it does")
+		} else if policy, evicting := evictionPolicy(ctx, client); evicting {
+			a.log.Warn("the replay store's Redis may evict Idempotency-Key records before their lifetime, "+
+				"and a retried write could then apply twice: give it maxmemory-policy noeviction "+
+				"(or put replay records on their own Redis with replay_redis)",
+				zap.String("maxmemory_policy", policy))
 		}
-		return replay.NewRedis(client, "lakegate:replay:"), "redis|" + a.Redis, nil
+		return replay.NewRedis(client, "lakegate:replay:"), "redis|" + url, nil
 	}
 	v, _, err := sharedPool.LoadOrNew("replay|memory", func() (caddy.Destructor, error) {
 		return pooledReplay{replay.NewMemory()}, nil
@@ -117,4 +127,17 @@ func (a *App) sharedCache() (*cache.Cache, error) {
 	a.cache = v.(pooledCache).Cache
 	a.sharedKeys = append(a.sharedKeys, key)
 	return a.cache, nil
+}
+
+// evictionPolicy reads Redis's maxmemory-policy and reports whether it may
+// evict keys with a TTL (every policy but noeviction does, once maxmemory
+// is reached). A Redis that refuses CONFIG (managed services often do)
+// reports false: nothing is known.
+func evictionPolicy(ctx context.Context, client redis.UniversalClient) (string, bool) {
+	cfg, err := client.ConfigGet(ctx, "maxmemory-policy").Result()
+	if err != nil {
+		return "", false
+	}
+	policy := cfg["maxmemory-policy"]
+	return policy, policy != "" && policy != "noeviction"
 }

@@ -1,0 +1,90 @@
+package upstream
+
+import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/lakegate/lakegate/cache/replay"
+	"github.com/lakegate/lakegate/upstream/icerest"
+)
+
+// Replay records hold a whole response, and commit responses carry the
+// table's whole metadata, so they are the bulk of the replay store. Bodies
+// from compressAbove bytes are kept gzip-compressed (table metadata JSON
+// shrinks about tenfold), and a body still larger than MaxRecordBytes is
+// not kept at all: its record says only that the request was applied.
+
+const (
+	compressAbove         = 1 << 10
+	defaultMaxRecordBytes = 1 << 20
+	encodingGzip          = "gzip"
+)
+
+// finalRecord is the stored outcome of a finished request.
+func (g *Replayer) finalRecord(fp string, rw *recorder) replay.Record {
+	rec := replay.Record{Fingerprint: fp, Final: true, Status: rw.status, Header: keptHeaders(rw.Header()),
+		Body: rw.body.Bytes(), Created: time.Now()}
+	if len(rec.Body) >= compressAbove {
+		if z, err := gzipped(rec.Body); err == nil && len(z) < len(rec.Body) {
+			rec.Body, rec.Encoding = z, encodingGzip
+		}
+	}
+	if len(rec.Body) > g.cfg.MaxRecordBytes {
+		rec.Unkept, rec.Body, rec.Encoding = rw.body.Len(), nil, ""
+	}
+	return rec
+}
+
+// replay answers with a stored outcome.
+func (g *Replayer) replay(w http.ResponseWriter, r *http.Request, rec replay.Record) {
+	g.Replays.Add(1)
+	body, err := recordBody(rec)
+	if rec.Unkept > 0 || err != nil {
+		// Applied, but the response is not there to send again; running
+		// the request again could apply it twice.
+		icerest.WriteError(w, r, icerest.Errorf(http.StatusInternalServerError, icerest.CommitStateUnknown,
+			"the request with this Idempotency-Key was applied (status %d), but its %d-byte response was larger "+
+				"than the replay store keeps (max_record_bytes %d): load the table to see the result",
+			rec.Status, rec.Unkept, g.cfg.MaxRecordBytes))
+		return
+	}
+	for k, v := range rec.Header {
+		w.Header()[k] = v
+	}
+	w.Header().Set(ReplayedHeader, "true")
+	w.WriteHeader(rec.Status)
+	_, _ = w.Write(body)
+}
+
+func recordBody(rec replay.Record) ([]byte, error) {
+	switch rec.Encoding {
+	case "":
+		return rec.Body, nil
+	case encodingGzip:
+		zr, err := gzip.NewReader(bytes.NewReader(rec.Body))
+		if err != nil {
+			return nil, err
+		}
+		return io.ReadAll(zr)
+	}
+	return nil, fmt.Errorf("unknown record encoding %q", rec.Encoding)
+}
+
+func gzipped(b []byte) ([]byte, error) {
+	var buf bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := zw.Write(b); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
