@@ -59,7 +59,12 @@ wait_port() {
 
 # build_lakegate: builds the gateway binary once per work folder.
 LAKEGATE_BIN=${LAKEGATE_BIN:-$INTEROP_WORK/lakegate}
+# LAKEGATE_PREBUILT=1 uses the binary already at $LAKEGATE_BIN (one built
+# from another checkout, while this one is being edited).
 build_lakegate() {
+	if [ -n "${LAKEGATE_PREBUILT:-}" ] && [ -x "$LAKEGATE_BIN" ]; then
+		return 0
+	fi
 	(cd "$REPO_ROOT" && go build -o "$LAKEGATE_BIN" ./caddy)
 }
 
