@@ -741,3 +741,110 @@ func TestSharingPlanningModes(t *testing.T) {
 		assert.Contains(t, add["stats"], `"minValues"`, "file %s: bounds from the backend's plan", id)
 	}
 }
+
+// A table without renamed or reused column names is served in delta format
+// without column mapping, to a client that lists its reader features
+// without columnmapping (the protocol's own example), and the fileidhash
+// header is validated and echoed, with the same file ids in both formats.
+func TestSharingDeltaWithoutColumnMapping(t *testing.T) {
+	base, _ := sharingGateway(t, nil)
+	ctx := context.Background()
+	cat := embeddedtest.Client(t, base, rest.WithWarehouseLocation("lake"))
+	require.NoError(t, cat.CreateNamespace(ctx, table.Identifier{"sales"}, nil))
+	tbl, err := cat.CreateTable(ctx, table.Identifier{"sales", "plain"}, orderSchema,
+		catalog.WithProperties(iceberg.Properties{"owner": "sales", "lakegate.delta.domain-metadata": "{}",
+			"write.parquet.compression-codec": "zstd"}))
+	require.NoError(t, err)
+	want := orders(0, 6)
+	appendOrders(t, tbl, want)
+
+	c := clientFromProfile(t, base+"/delta-sharing", recipientToken)
+	path := "/shares/demo/schemas/sales/tables/plain/query"
+	caps := map[string]string{"delta-sharing-capabilities": "responseformat=delta;readerfeatures=deletionvectors",
+		"fileidhash": "Delta"}
+	r := c.do("POST", path, caps, "{}")
+	require.Equal(t, 200, r.status, "%s", r.body)
+	assert.Equal(t, "delta", r.header.Get("fileidhash"), "echoed, lower case")
+	lines := r.lines(t)
+	assert.Equal(t, map[string]any{"minReaderVersion": 1.0, "minWriterVersion": 2.0},
+		lines[0]["protocol"].(map[string]any)["deltaProtocol"])
+	md := lines[1]["metaData"].(map[string]any)["deltaMetadata"].(map[string]any)
+	assert.Equal(t, map[string]any{"owner": "sales"}, md["configuration"],
+		"no column mapping, no lakegate.* or Iceberg keys")
+	assert.NotContains(t, md["schemaString"], "columnMapping")
+	var got []order
+	deltaIDs := map[string]bool{}
+	for _, l := range lines[2:] {
+		add := l["file"].(map[string]any)["deltaSingleAction"].(map[string]any)["add"].(map[string]any)
+		deltaIDs[l["file"].(map[string]any)["id"].(string)] = true
+		got = append(got, fileRows(t, add["path"].(string), false)...)
+	}
+	assert.Equal(t, sortOrders(want), sortOrders(got), "read by column name")
+
+	r = c.do("POST", path, map[string]string{"fileidhash": "parquet"}, "{}")
+	require.Equal(t, 200, r.status, "%s", r.body)
+	assert.Equal(t, "parquet", r.header.Get("fileidhash"))
+	parquetIDs := map[string]bool{}
+	for _, l := range r.lines(t)[2:] {
+		parquetIDs[l["file"].(map[string]any)["id"].(string)] = true
+	}
+	assert.Equal(t, deltaIDs, parquetIDs, "a file keeps its id whichever format")
+
+	for _, p := range []string{path, "/shares/demo/schemas/sales/tables/plain/changes?startingVersion=0"} {
+		method := map[bool]string{true: "POST", false: "GET"}[p == path]
+		r = c.do(method, p, map[string]string{"fileidhash": "md5"}, "{}")
+		assert.Equal(t, 400, r.status, "%s", r.body)
+		assert.Equal(t, "INVALID_PARAMETER_VALUE", r.json(t)["errorCode"])
+	}
+}
+
+// Version 0 exists from the table's creation, and timestamps mean the same
+// on every endpoint: before creation is refused, between creation and the
+// first snapshot is version 0, a future point is refused everywhere, and a
+// future end of a change range is clamped to the latest version.
+func TestSharingTimestamps(t *testing.T) {
+	base, _ := sharingGateway(t, nil)
+	ctx := context.Background()
+	cat := embeddedtest.Client(t, base, rest.WithWarehouseLocation("lake"))
+	require.NoError(t, cat.CreateNamespace(ctx, table.Identifier{"sales"}, nil))
+	tbl, err := cat.CreateTable(ctx, table.Identifier{"sales", "timed"}, orderSchema)
+	require.NoError(t, err)
+	createdMs := tbl.Metadata().LastUpdatedMillis()
+	time.Sleep(20 * time.Millisecond)
+	tbl = appendOrders(t, tbl, orders(0, 3))
+	first := tbl.Metadata().CurrentSnapshot()
+	require.Greater(t, first.TimestampMs, createdMs)
+
+	c := clientFromProfile(t, base+"/delta-sharing", recipientToken)
+	tp := "/shares/demo/schemas/sales/tables/timed"
+	stamp := func(ms int64) string { return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z") }
+	future := stamp(time.Now().Add(time.Hour).UnixMilli())
+
+	r := c.do("GET", tp+"/version?startingTimestamp="+stamp(createdMs-3600_000), nil, "")
+	require.Equal(t, 200, r.status, "%s", r.body)
+	assert.Equal(t, int64(0), r.version(t), "the earliest version after a time before creation is 0")
+	r = c.do("GET", tp+"/version?startingTimestamp="+stamp(createdMs+1), nil, "")
+	assert.Equal(t, first.SequenceNumber, r.version(t))
+
+	r = c.do("POST", tp+"/query", nil, `{"timestamp":"`+stamp(createdMs)+`"}`)
+	require.Equal(t, 200, r.status, "%s", r.body)
+	assert.Equal(t, int64(0), r.version(t))
+	assert.Len(t, r.lines(t), 2, "version 0 has no files")
+	r = c.do("POST", tp+"/query", nil, `{"timestamp":"`+stamp(createdMs-3600_000)+`"}`)
+	assert.Equal(t, 400, r.status, "%s", r.body)
+	assert.Contains(t, r.json(t)["message"], "before the table was created")
+
+	for name, req := range map[string][2]string{
+		"query":    {"POST", tp + "/query"},
+		"version":  {"GET", tp + "/version?startingTimestamp=" + future},
+		"changes":  {"GET", tp + "/changes?startingTimestamp=" + future},
+		"metadata": {"GET", tp + "/metadata?timestamp=" + future},
+	} {
+		r = c.do(req[0], req[1], nil, `{"timestamp":"`+future+`"}`)
+		assert.Equal(t, 400, r.status, "%s: %s", name, r.body)
+		assert.Contains(t, r.json(t)["message"], "in the future", name)
+	}
+	r = c.do("GET", tp+"/changes?startingVersion=0&endingTimestamp="+future, nil, "")
+	require.Equal(t, 200, r.status, "%s", r.body)
+	assert.Len(t, r.lines(t), 2+1, "protocol, metadata, the first snapshot's add")
+}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
+	"time"
 
 	"github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
@@ -103,7 +104,7 @@ func statsFields(sch *iceberg.Schema) []string {
 func filterOf(q QueryRequest, sch *iceberg.Schema) iceberg.BooleanExpression {
 	var parts []iceberg.BooleanExpression
 	if q.JSONPredicateHints != "" {
-		e, err := hints.JSON(q.JSONPredicateHints, sch)
+		e, err := hints.JSON(string(q.JSONPredicateHints), sch)
 		if err != nil {
 			slog.Debug("delta sharing: jsonPredicateHints partly ignored", "reason", err)
 		}
@@ -202,7 +203,7 @@ func (rs *response) fileURL(ctx context.Context, path string) (string, error) {
 // wrote; with includeHistoricalMetadata, a metaData line before the first
 // version written with a new schema.
 func (rs *response) changes(ctx context.Context, h history, c ChangesRequest) *Error {
-	from, to, err := changeRange(h, c)
+	from, to, err := changeRange(h, c, rs.s.now())
 	if err != nil {
 		return err
 	}
@@ -217,6 +218,9 @@ func (rs *response) changes(ctx context.Context, h history, c ChangesRequest) *E
 	meta := rs.l.tbl.Metadata()
 	prev, _ := h.at(from - 1)
 	for _, v := range h.between(from, to) {
+		if v.Snap == nil {
+			continue // version 0: the table as created, no files
+		}
 		if sch := schemaAt(meta, v); c.HistoricalMetadata && sch.ID != schemaAt(meta, prev).ID {
 			if err := rs.add(actions.Metadata(rs.format, tableInfo(rs.l, v, sch))); err != nil {
 				return err
@@ -230,13 +234,20 @@ func (rs *response) changes(ctx context.Context, h history, c ChangesRequest) *E
 	return nil
 }
 
-func changeRange(h history, c ChangesRequest) (int64, int64, *Error) {
+// changeRange resolves a range's bounds. A starting timestamp in the future
+// is refused as everywhere else; an ending one past the latest version is
+// clamped to it, as an ending version is.
+func changeRange(h history, c ChangesRequest, now time.Time) (int64, int64, *Error) {
 	from, to := int64(0), h.latest().V
 	switch {
 	case c.Start.Version != nil:
 		from = *c.Start.Version
 	case c.Start.Timestamp != nil:
-		v, err := h.since(*c.Start.Timestamp)
+		err := notFuture(*c.Start.Timestamp, now)
+		var v version
+		if err == nil {
+			v, err = h.since(*c.Start.Timestamp)
+		}
 		if err != nil {
 			return 0, 0, err
 		}
@@ -245,6 +256,7 @@ func changeRange(h history, c ChangesRequest) (int64, int64, *Error) {
 	switch {
 	case c.End.Version != nil:
 		to = *c.End.Version
+	case c.End.Timestamp != nil && c.End.Timestamp.UnixMilli() >= h.latest().Ts:
 	case c.End.Timestamp != nil:
 		v, err := h.asOf(*c.End.Timestamp)
 		if err != nil {

@@ -1,6 +1,7 @@
 package sharing
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -55,6 +56,23 @@ func ParseCapabilities(h string) (Capabilities, *Error) {
 	return c, nil
 }
 
+// FileIDHashHeader selects the scheme of file ids (query and changes).
+const FileIDHashHeader = "fileidhash"
+
+// ParseFileIDHash reads the fileidhash header: "" when absent, else
+// "parquet" or "delta" (case-insensitive); anything else is a 400. Both
+// schemes derive a file's id the same way (the SHA-256 of its path), so
+// an id stays the file's whichever format a client asks for; the server
+// echoes the scheme so the client knows it was understood.
+func ParseFileIDHash(h string) (string, *Error) {
+	v := strings.ToLower(strings.TrimSpace(h))
+	switch v {
+	case "", string(actions.Parquet), string(actions.Delta):
+		return v, nil
+	}
+	return "", badParam("unsupported %s %q (parquet or delta)", FileIDHashHeader, h)
+}
+
 func splitList(s string) []string {
 	var out []string
 	for _, v := range strings.Split(s, ",") {
@@ -81,7 +99,7 @@ func (c Capabilities) accepts(f actions.Format) bool {
 // QueryRequest is the body of POST .../query.
 type QueryRequest struct {
 	PredicateHints     []string `json:"predicateHints"`
-	JSONPredicateHints string   `json:"jsonPredicateHints"`
+	JSONPredicateHints hintText `json:"jsonPredicateHints"`
 	LimitHint          *int64   `json:"limitHint"`
 	Version            *int64   `json:"version"`
 	Timestamp          *string  `json:"timestamp"`
@@ -90,6 +108,25 @@ type QueryRequest struct {
 }
 
 const maxQueryBody = 1 << 20
+
+// hintText is jsonPredicateHints: the protocol sends the predicate as a
+// JSON string, some clients send the object itself. Both are taken (the
+// object as its JSON text); any other value is dropped, since a hint may
+// be ignored but must never fail a query.
+type hintText string
+
+func (h *hintText) UnmarshalJSON(b []byte) error {
+	var s string
+	switch {
+	case json.Unmarshal(b, &s) == nil:
+		*h = hintText(s)
+	case len(bytes.TrimSpace(b)) > 0 && bytes.TrimSpace(b)[0] == '{':
+		*h = hintText(bytes.TrimSpace(b))
+	default:
+		*h = ""
+	}
+	return nil
+}
 
 // ParseQuery reads and checks a query body; an empty body is {}.
 func ParseQuery(r io.Reader) (QueryRequest, *Error) {

@@ -3,6 +3,7 @@ package sharing
 import (
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -95,6 +96,20 @@ func TestParseQuery(t *testing.T) {
 	for _, body := range []string{"", "  ", "{}"} {
 		_, err := ParseQuery(strings.NewReader(body))
 		assert.Nil(t, err, "%q", body)
+	}
+	// jsonPredicateHints: the protocol's string, the object some clients
+	// send (taken as its JSON text), anything else dropped, never a failure.
+	const hint = `{"op":"equal","children":[{"op":"column","name":"a","valueType":"int"},{"op":"literal","value":"1","valueType":"int"}]}`
+	for body, want := range map[string]string{
+		`{"jsonPredicateHints":` + strconv.Quote(hint) + `}`: hint,
+		`{"jsonPredicateHints":` + hint + `}`:                hint,
+		`{"jsonPredicateHints":[1,2]}`:                       "",
+		`{"jsonPredicateHints":42}`:                          "",
+		`{"jsonPredicateHints":null}`:                        "",
+	} {
+		q, err := ParseQuery(strings.NewReader(body))
+		require.Nil(t, err, body)
+		assert.Equal(t, want, string(q.JSONPredicateHints), body)
 	}
 	bad := []struct {
 		body, code string
@@ -215,4 +230,18 @@ func FuzzParseCapabilities(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestParseFileIDHash(t *testing.T) {
+	for in, want := range map[string]string{"": "", "parquet": "parquet", "Delta": "delta", " PARQUET ": "parquet"} {
+		got, err := ParseFileIDHash(in)
+		assert.Nil(t, err, in)
+		assert.Equal(t, want, got, in)
+	}
+	for _, bad := range []string{"md5", "parquet,delta", "json", "delta;x"} {
+		_, err := ParseFileIDHash(bad)
+		if assert.NotNil(t, err, bad) {
+			assert.Equal(t, 400, err.Status)
+		}
+	}
 }

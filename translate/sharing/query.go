@@ -26,6 +26,9 @@ func (s *Server) tableVersion(ctx context.Context, w http.ResponseWriter, r *htt
 	var since *time.Time
 	if ts := r.URL.Query().Get("startingTimestamp"); ts != "" {
 		t, err := ParseTimestamp(ts)
+		if err == nil {
+			err = notFuture(t, s.now())
+		}
 		if err != nil {
 			return err
 		}
@@ -78,13 +81,18 @@ func (s *Server) serveTable(ctx context.Context, w http.ResponseWriter, r *http.
 	}
 	var q QueryRequest
 	var ch ChangesRequest
+	var idHash string
 	switch req.Route.Op {
 	case OpTableMetadata:
 		q, err = metadataParams(r)
 	case OpQueryTable:
-		q, err = ParseQuery(r.Body)
+		if idHash, err = ParseFileIDHash(r.Header.Get(FileIDHashHeader)); err == nil {
+			q, err = ParseQuery(r.Body)
+		}
 	case OpQueryChanges:
-		ch, err = ParseChanges(r.URL.Query())
+		if idHash, err = ParseFileIDHash(r.Header.Get(FileIDHashHeader)); err == nil {
+			ch, err = ParseChanges(r.URL.Query())
+		}
 	}
 	if err != nil {
 		return err
@@ -96,7 +104,7 @@ func (s *Server) serveTable(ctx context.Context, w http.ResponseWriter, r *http.
 	// Presigned S3 URLs expire lifetime after their signing second
 	// (X-Amz-Date has no fraction): a whole-second expiration is never
 	// later than the URLs' own.
-	rs := &response{s: s, req: req, l: l, caps: caps, exp: s.now().Truncate(time.Second).Add(s.lifetime())}
+	rs := &response{s: s, req: req, l: l, caps: caps, idHash: idHash, exp: s.now().Truncate(time.Second).Add(s.lifetime())}
 	switch {
 	case req.Route.Op == OpQueryChanges:
 		err = rs.changes(ctx, h, ch)
@@ -139,6 +147,7 @@ type response struct {
 	req     Request
 	l       *loaded
 	caps    Capabilities
+	idHash  string // the fileidhash scheme the client asked for, echoed
 	exp     time.Time
 	format  actions.Format
 	version int64
@@ -162,7 +171,7 @@ func (rs *response) add(b []byte, err error) *Error {
 // snapshot answers metadata, or a query of one version (latest or time
 // travel): protocol, metadata, then one file line per data file.
 func (rs *response) snapshot(ctx context.Context, h history, q QueryRequest, withFiles bool) *Error {
-	v, err := pick(h, q)
+	v, err := pick(h, q, rs.s.now())
 	if err != nil {
 		return err
 	}
@@ -188,12 +197,15 @@ func (rs *response) snapshot(ctx context.Context, h history, q QueryRequest, wit
 }
 
 // pick is the version a snapshot request reads.
-func pick(h history, q QueryRequest) (version, *Error) {
+func pick(h history, q QueryRequest, now time.Time) (version, *Error) {
 	switch {
 	case q.Version != nil:
 		return h.at(*q.Version)
 	case q.Timestamp != nil:
 		t, err := ParseTimestamp(*q.Timestamp)
+		if err == nil {
+			err = notFuture(t, now)
+		}
 		if err != nil {
 			return version{}, err
 		}
@@ -207,12 +219,13 @@ func pick(h history, q QueryRequest) (version, *Error) {
 func (rs *response) header(v version) *Error {
 	meta := rs.l.tbl.Metadata()
 	sch := schemaAt(meta, v)
-	f, err := chooseFormat(rs.caps, meta, sch, rs.req.Route.Table)
+	f, mapping, err := chooseFormat(rs.caps, meta, sch, rs.req.Route.Table)
 	if err != nil {
 		return err
 	}
 	rs.format, rs.version = f, v.V
 	t := tableInfo(rs.l, v, sch)
+	t.ColumnMapping = mapping
 	rs.partitioned = !t.Spec.IsUnpartitioned()
 	if err := rs.add(actions.Protocol(f, t)); err != nil {
 		return err
@@ -272,27 +285,27 @@ func schemaAt(meta table.Metadata, v version) *iceberg.Schema {
 
 // chooseFormat follows the capabilities header: parquet unless the client
 // takes delta and either asked for it alone or the table needs it
-// (timestamp without zone, renamed columns: parquet readers match columns
-// by name, so files written before a rename would read as nulls).
-func chooseFormat(c Capabilities, meta table.Metadata, sch *iceberg.Schema, name string) (actions.Format, *Error) {
-	need := needsDelta(meta, sch)
+// (timestamp without zone, column mapping). It also says whether the
+// delta answer maps columns by field id: only when names cannot be
+// trusted (see mappingNeeded), so a table that needs no mapping is served
+// to readers without the columnMapping feature.
+func chooseFormat(c Capabilities, meta table.Metadata, sch *iceberg.Schema, name string) (actions.Format, bool, *Error) {
+	mapping := mappingNeeded(meta, sch)
+	need := needsDelta(sch, mapping)
 	switch {
 	case c.accepts(actions.Delta) && (need != "" || !c.accepts(actions.Parquet)):
-		return actions.Delta, missingFeatures(c, sch)
+		return actions.Delta, mapping != "", missingFeatures(c, sch, mapping != "")
 	case need != "":
-		return "", badParam("table %q cannot be read in parquet format: %s; ask for responseformat=delta", name, need)
+		return "", false, badParam("table %q cannot be read in parquet format: %s; ask for responseformat=delta", name, need)
 	}
-	return actions.Parquet, nil
+	return actions.Parquet, false, nil
 }
 
-func needsDelta(meta table.Metadata, sch *iceberg.Schema) string {
+func needsDelta(sch *iceberg.Schema, mapping string) string {
 	if col := ntzColumn(sch); col != "" {
 		return "column " + col + " is a timestamp without time zone (timestampNtz)"
 	}
-	if col := renamedColumn(meta, sch); col != "" {
-		return "column " + col + " was renamed, and its older files carry the old name"
-	}
-	return ""
+	return mapping
 }
 
 func ntzColumn(sch *iceberg.Schema) string {
@@ -306,9 +319,12 @@ func ntzColumn(sch *iceberg.Schema) string {
 	return ""
 }
 
-// renamedColumn finds a column whose field id had another name in an
-// earlier schema of the table.
-func renamedColumn(meta table.Metadata, sch *iceberg.Schema) string {
+// mappingNeeded says why files must be read by field id rather than by
+// column name, or "" when names are safe: a column whose field id had
+// another name in an earlier schema (its older files carry the old name),
+// or a name an earlier schema gave to another field id (a dropped column's
+// files would read as the new one's data).
+func mappingNeeded(meta table.Metadata, sch *iceberg.Schema) string {
 	fields, _ := iceberg.IndexByID(sch)
 	for id := range fields {
 		name, _ := sch.FindColumnName(id)
@@ -318,7 +334,10 @@ func renamedColumn(meta table.Metadata, sch *iceberg.Schema) string {
 				continue
 			}
 			if was, ok := old.FindColumnName(id); ok && was != name {
-				return name
+				return "column " + name + " was renamed, and its older files carry the old name"
+			}
+			if f, ok := old.FindFieldByName(name); ok && f.ID != id {
+				return "column " + name + " reuses the name of a dropped column, whose files carry it"
 			}
 		}
 	}
@@ -327,11 +346,14 @@ func renamedColumn(meta table.Metadata, sch *iceberg.Schema) string {
 
 // missingFeatures refuses delta format to a client that listed its
 // reader features without those lakegate's delta answer needs.
-func missingFeatures(c Capabilities, sch *iceberg.Schema) *Error {
+func missingFeatures(c Capabilities, sch *iceberg.Schema, mapping bool) *Error {
 	if c.ReaderFeatures == nil {
 		return nil
 	}
-	need := []string{"columnmapping"}
+	var need []string
+	if mapping {
+		need = append(need, "columnmapping")
+	}
 	if ntzColumn(sch) != "" {
 		need = append(need, "timestampntz")
 	}
@@ -362,6 +384,9 @@ func (rs *response) write(w http.ResponseWriter) {
 		_ = rs.add(actions.EndStream("", "", minExp))
 	}
 	w.Header().Set(CapabilitiesHeader, echo)
+	if rs.idHash != "" {
+		w.Header().Set(FileIDHashHeader, rs.idHash)
+	}
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(rs.lines.Bytes())
 }

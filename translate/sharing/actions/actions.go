@@ -50,6 +50,9 @@ type Table struct {
 	CreatedTime int64 // ms since epoch; 0 omits it
 	Size        *int64
 	NumFiles    *int64
+	// ColumnMapping (delta format only) maps columns by field id: the
+	// columnMapping feature, id-mode configuration and field metadata.
+	ColumnMapping bool
 }
 
 // File is one data file to list.

@@ -41,6 +41,14 @@ func lineTable() actions.Table {
 		Properties: iceberg.Properties{
 			"enableChangeDataFeed":                  "true",
 			"write.format.default":                  "parquet",
+			"owner":                                 "sales",
+			"lakegate.delta.protocol":               `{"min-reader-version":1}`,
+			"schema.name-mapping.default":           `[{"field-id":1,"names":["eventTime"]}]`,
+			"gc.enabled":                            "true",
+			"format-version":                        "2",
+			"commit.retry.num-retries":              "4",
+			"history.expire.max-snapshot-age-ms":    "1",
+			"read.split.target-size":                "1",
 			"s3.secret-access-key":                  "leak1",
 			"client.session-TOKEN":                  "leak2",
 			"jdbc.Password":                         "leak3",
@@ -70,16 +78,21 @@ const mappedSchema = `{"type":"struct","fields":[
 
 func TestProtocol(t *testing.T) {
 	cases := []struct {
-		f    actions.Format
-		want string
+		name    string
+		f       actions.Format
+		mapping bool
+		want    string
 	}{
-		{actions.Parquet, `{"protocol":{"minReaderVersion":1}}`},
-		{actions.Delta, `{"protocol":{"deltaProtocol":{"minReaderVersion":3,"minWriterVersion":7,
+		{"parquet", actions.Parquet, false, `{"protocol":{"minReaderVersion":1}}`},
+		{"delta", actions.Delta, false, `{"protocol":{"deltaProtocol":{"minReaderVersion":1,"minWriterVersion":2}}}`},
+		{"delta mapped", actions.Delta, true, `{"protocol":{"deltaProtocol":{"minReaderVersion":3,"minWriterVersion":7,
 			"readerFeatures":["columnMapping"],"writerFeatures":["columnMapping"]}}}`},
 	}
 	for _, tc := range cases {
-		t.Run(string(tc.f), func(t *testing.T) {
-			got, err := actions.Protocol(tc.f, lineTable())
+		t.Run(tc.name, func(t *testing.T) {
+			tbl := lineTable()
+			tbl.ColumnMapping = tc.mapping
+			got, err := actions.Protocol(tc.f, tbl)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -91,25 +104,35 @@ func TestProtocol(t *testing.T) {
 
 func TestMetadata(t *testing.T) {
 	cases := []struct {
-		f    actions.Format
-		want string
+		name    string
+		f       actions.Format
+		mapping bool
+		want    string
 	}{
-		{actions.Parquet, `{"metaData":{"id":"` + tableID + `","name":"customer","description":"all customers",
+		{"parquet", actions.Parquet, false, `{"metaData":{"id":"` + tableID + `","name":"customer","description":"all customers",
 			"format":{"provider":"parquet"},"schemaString":` + quote(plainSchema) + `,
 			"partitionColumns":["date"],
-			"configuration":{"enableChangeDataFeed":"true","write.format.default":"parquet"},
+			"configuration":{"enableChangeDataFeed":"true","owner":"sales"},
 			"version":20,"size":123456,"numFiles":5}}`},
-		{actions.Delta, `{"metaData":{"version":20,"size":123456,"numFiles":5,"deltaMetadata":{
+		{"delta", actions.Delta, false, `{"metaData":{"version":20,"size":123456,"numFiles":5,"deltaMetadata":{
+			"id":"` + tableID + `","name":"customer","description":"all customers",
+			"format":{"provider":"parquet","options":{}},"schemaString":` + quote(plainSchema) + `,
+			"partitionColumns":["date"],
+			"configuration":{"enableChangeDataFeed":"true","owner":"sales"},
+			"createdTime":1652140000000}}}`},
+		{"delta mapped", actions.Delta, true, `{"metaData":{"version":20,"size":123456,"numFiles":5,"deltaMetadata":{
 			"id":"` + tableID + `","name":"customer","description":"all customers",
 			"format":{"provider":"parquet","options":{}},"schemaString":` + quote(mappedSchema) + `,
 			"partitionColumns":["date"],
-			"configuration":{"enableChangeDataFeed":"true","write.format.default":"parquet",
+			"configuration":{"enableChangeDataFeed":"true","owner":"sales",
 				"delta.columnMapping.mode":"id","delta.columnMapping.maxColumnId":"4"},
 			"createdTime":1652140000000}}}`},
 	}
 	for _, tc := range cases {
-		t.Run(string(tc.f), func(t *testing.T) {
-			got, err := actions.Metadata(tc.f, lineTable())
+		t.Run(tc.name, func(t *testing.T) {
+			tbl := lineTable()
+			tbl.ColumnMapping = tc.mapping
+			got, err := actions.Metadata(tc.f, tbl)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -131,6 +154,7 @@ func TestMetadataMinimal(t *testing.T) {
 	assertJSON(t, got, `{"metaData":{"id":"`+tableID+`","format":{"provider":"parquet"},
 		"schemaString":`+quote(plainSchema)+`,"partitionColumns":[],"configuration":{},"version":0}}`)
 
+	tbl.ColumnMapping = true
 	got, err = actions.Metadata(actions.Delta, tbl)
 	if err != nil {
 		t.Fatal(err)
@@ -165,6 +189,14 @@ func TestTimestampNtzParquetRejected(t *testing.T) {
 
 func TestTimestampNtzDelta(t *testing.T) {
 	got, err := actions.Protocol(actions.Delta, ntzTable())
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertJSON(t, got, `{"protocol":{"deltaProtocol":{"minReaderVersion":3,"minWriterVersion":7,
+		"readerFeatures":["timestampNtz"],"writerFeatures":["timestampNtz"]}}}`)
+	mapped := ntzTable()
+	mapped.ColumnMapping = true
+	got, err = actions.Protocol(actions.Delta, mapped)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,7 +351,7 @@ func assertOneLine(t *testing.T, b []byte) {
 }
 
 func TestMetadataWideSchema(t *testing.T) {
-	tbl := actions.Table{ID: tableID, Schema: testSchema(), Spec: testSpec()}
+	tbl := actions.Table{ID: tableID, Schema: testSchema(), Spec: testSpec(), ColumnMapping: true}
 	for _, f := range []actions.Format{actions.Parquet, actions.Delta} {
 		got, err := actions.Metadata(f, tbl)
 		if err != nil {

@@ -27,7 +27,7 @@ const (
 // Metadata does, so a table the format cannot carry fails before the first
 // line is written rather than halfway through a 200 response.
 func Protocol(f Format, t Table) ([]byte, error) {
-	if _, err := schemaString(f, t.Schema); err != nil {
+	if _, err := schemaString(f, t); err != nil {
 		return nil, err
 	}
 	if f == Parquet {
@@ -35,9 +35,16 @@ func Protocol(f Format, t Table) ([]byte, error) {
 			MinReaderVersion int `json:"minReaderVersion"`
 		}{1})
 	}
-	features := []string{featureColumnMapping}
+	var features []string
+	if t.ColumnMapping {
+		features = append(features, featureColumnMapping)
+	}
 	if _, ok := timestampNtzColumn(t.Schema); ok {
 		features = append(features, featureTimestampNtz)
+	}
+	if len(features) == 0 {
+		// Nothing a version-1 reader cannot read.
+		return line("protocol", map[string]any{"deltaProtocol": map[string]int{"minReaderVersion": 1, "minWriterVersion": 2}})
 	}
 	// Reader version 3 / writer version 7 is the only pair that lists
 	// features; every reader feature must also be a writer feature.
@@ -58,7 +65,7 @@ func Protocol(f Format, t Table) ([]byte, error) {
 // t.Spec (identity transforms only); configuration is the table properties
 // minus secret-looking ones, plus the column mapping keys in delta format.
 func Metadata(f Format, t Table) ([]byte, error) {
-	schemaJSON, err := schemaString(f, t.Schema)
+	schemaJSON, err := schemaString(f, t)
 	if err != nil {
 		return nil, err
 	}
@@ -78,8 +85,10 @@ func Metadata(f Format, t Table) ([]byte, error) {
 		})
 	}
 	conf := configuration(t.Properties)
-	conf[propColumnMappingMode] = "id"
-	conf[propColumnMappingMaxID] = strconv.Itoa(schema.MaxColumnID(t.Schema))
+	if t.ColumnMapping {
+		conf[propColumnMappingMode] = "id"
+		conf[propColumnMappingMaxID] = strconv.Itoa(schema.MaxColumnID(t.Schema))
+	}
 	return line("metaData", deltaMetadataWrapper{
 		DeltaMetadata: deltaMetadata{
 			ID:               t.ID,
@@ -148,10 +157,11 @@ func optionalMillis(ms int64) *int64 {
 
 // schemaString returns metaData.schemaString for the format, rejecting what
 // the format cannot express. Parquet format gets the plain logical schema;
-// delta format gets id-mode column mapping metadata. Other unsupported types
-// (time, nanosecond timestamps, ...) are reported by the schema package with
-// the column named.
-func schemaString(f Format, s *iceberg.Schema) (string, error) {
+// delta format gets id-mode column mapping metadata when the table maps
+// columns. Other unsupported types (time, nanosecond timestamps, ...) are
+// reported by the schema package with the column named.
+func schemaString(f Format, t Table) (string, error) {
+	s := t.Schema
 	if err := checkFormat(f); err != nil {
 		return "", err
 	}
@@ -161,7 +171,7 @@ func schemaString(f Format, s *iceberg.Schema) (string, error) {
 	if col, ok := timestampNtzColumn(s); ok && f == Parquet {
 		return "", fmt.Errorf("%w (column %q)", ErrTimestampNtzNeedsDelta, col)
 	}
-	return schema.ToDeltaJSON(s, schema.ToDeltaOptions{AllowTimestampNtz: f == Delta, ColumnMappingID: f == Delta})
+	return schema.ToDeltaJSON(s, schema.ToDeltaOptions{AllowTimestampNtz: f == Delta, ColumnMappingID: f == Delta && t.ColumnMapping})
 }
 
 // timestampNtzColumn returns the dotted path of the first Iceberg timestamp
@@ -213,20 +223,37 @@ func joinPath(prefix, name string) string {
 // harmless property to a false positive costs nothing.
 var secretMarkers = []string{"secret", "token", "password", "passwd", "credential", "key", "auth", "signature", "private"}
 
-// configuration copies the Iceberg properties that are safe to show. The
-// column-mapping keys are always dropped: in parquet format the response
-// has no column mapping, and in delta format Metadata sets them itself, so
-// a stale value from a table converted from Delta (e.g. mode=name) must not
-// leak through.
+// configuration copies the table properties a Delta reader may see: not
+// secret-looking ones, not lakegate's own (lakegate.*, where the Delta API
+// keeps protocol and domain metadata), and not Iceberg's (write.*, read.*,
+// commit.*, schema.name-mapping.default, ...), which mean nothing to a
+// Delta reader. The column-mapping keys are always dropped: in parquet
+// format the response has no column mapping, and in delta format Metadata
+// sets them itself, so a stale value from a table converted from Delta
+// (e.g. mode=name) must not leak through.
 func configuration(props iceberg.Properties) map[string]string {
 	out := make(map[string]string, len(props))
 	for k, v := range props {
-		if looksSecret(k) || strings.HasPrefix(k, columnMappingPrefix) {
+		if looksSecret(k) || strings.HasPrefix(k, columnMappingPrefix) || internalProperty(k) {
 			continue
 		}
 		out[k] = v
 	}
 	return out
+}
+
+// icebergPrefixes are Iceberg's table-property namespaces (Iceberg's
+// TableProperties), plus lakegate's.
+var icebergPrefixes = []string{"lakegate.", "write.", "read.", "commit.", "history.", "schema.", "gc.",
+	"format-version", "compatibility.", "engine.", "snapshot.", "current-snapshot-", "metadata."}
+
+func internalProperty(k string) bool {
+	for _, p := range icebergPrefixes {
+		if strings.HasPrefix(k, p) {
+			return true
+		}
+	}
+	return false
 }
 
 func looksSecret(name string) bool {
