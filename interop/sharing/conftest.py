@@ -25,8 +25,8 @@ to read it:
                 Not a client anyone runs; it shows what the delta failures
                 of expected-failures.txt have in common.
 
-expected-failures.txt lists lakegate's own deviations; conftest marks those
-tests xfail(strict=True) for the listed fmt values.
+expected-failures.txt lists what lakegate answers wrongly for this client;
+conftest marks those tests xfail(strict=True) for the listed fmt values.
 """
 
 import contextlib
@@ -167,7 +167,7 @@ def expected(rows_):
 # --- expected-failures.txt
 
 def _expected_failures():
-    """{(file, test): (fmts, reason, match)}."""
+    """{(file, test): (fmts, title, match)}."""
     out, reason = {}, []
     path = os.path.join(os.path.dirname(__file__), "expected-failures.txt")
     with open(path) as f:
@@ -181,7 +181,8 @@ def _expected_failures():
                 line, _, match = line.partition(" match: ")
                 fmts, test = line.split(None, 1)
                 file, name = test.strip().split("::", 1)
-                out[(file, name)] = (set(fmts.split(",")), " ".join(reason), match.strip())
+                # The entry's first comment line is its title (the xfail reason).
+                out[(file, name)] = (set(fmts.split(",")), reason[0] if reason else "", match.strip())
     return out
 
 
@@ -196,7 +197,7 @@ def pytest_collection_modifyitems(config, items):
         key = (os.path.basename(str(item.path)), item.originalname)
         if key in expected_ and (fmt in expected_[key][0] or "*" in expected_[key][0]):
             _, reason, match = expected_[key]
-            item.add_marker(pytest.mark.xfail(strict=True, reason=f"lakegate deviation: {reason}"))
+            item.add_marker(pytest.mark.xfail(strict=True, reason=f"{reason} (expected-failures.txt)"))
             if match:
                 item.stash[EXPECTED_MATCH] = match
 

@@ -19,11 +19,9 @@ const PurposeLocalFile = "lakegate/fileurl/local-file"
 // Local issues and serves URLs for data files of tables stored on the
 // local file system, where there is no object store to presign against.
 //
-// Confidentiality: the token is signed, not encrypted, so a recipient can
-// base64-decode it and read the absolute file and table paths. That is on
-// par with S3 presigned URLs, which carry bucket and key in the clear; the
-// paths grant nothing without a valid MAC, and serving re-checks
-// containment. Encrypt the payload if server layout ever becomes sensitive.
+// Confidentiality: the token is encrypted and authenticated (Sealer), so
+// a recipient cannot read the server's file and table paths from it, and
+// serving re-checks containment.
 type Local struct {
 	Sealer *Sealer
 	// BaseURL is the public prefix the handler is mounted under, e.g.

@@ -1,6 +1,8 @@
 package fileurl
 
 import (
+	"crypto/aes"
+	"crypto/cipher"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -20,7 +22,7 @@ var (
 	// ErrMalformed: the token is not something Seal could have produced
 	// (bad base64, wrong length, unknown version).
 	ErrMalformed = errors.New("fileurl: malformed token")
-	// ErrTampered: well-formed, but the MAC does not verify under any key
+	// ErrTampered: well-formed, but it does not authenticate under any key
 	// for this purpose.
 	ErrTampered = errors.New("fileurl: token signature mismatch")
 	// ErrExpired: authentic but past its expiry.
@@ -28,27 +30,60 @@ var (
 )
 
 const (
-	tokenVersion = 1
+	tokenVersion = 2
 	headerLen    = 1 + 8 // version byte + big-endian unix expiry seconds
-	macLen       = sha256.Size
+	nonceLen     = 12
+	tagLen       = 16
 	// maxTokenLen caps the work Open does on hostile input; sealed payloads
 	// are meant to be a couple of paths, far below this.
 	maxTokenLen = 8 << 10
 )
 
-// macDomain separates these MACs from any other use of the same key.
-const macDomain = "lakegate/fileurl/sealer/v1\x00"
+// Key derivation labels: one key encrypts, another makes nonces, so these
+// uses of the configured key never mix with each other or anything else.
+const (
+	encLabel   = "lakegate/fileurl/sealer/v2/encrypt"
+	nonceLabel = "lakegate/fileurl/sealer/v2/nonce"
+)
 
 // tokenEncoding is strict so every byte string has exactly one accepted
 // token spelling; otherwise trailing-bit variants of a sealed token would
 // also open.
 var tokenEncoding = base64.RawURLEncoding.Strict()
 
-// Sealer authenticates small payloads with HMAC-SHA256 and an expiry. Tokens
-// are signed, not encrypted: whoever holds one can decode its payload.
-// A Sealer is safe for concurrent use.
+// Sealer seals small payloads with AES-256-GCM and an expiry: tokens are
+// opaque (a recipient learns nothing of the server paths inside) and
+// authenticated. The nonce is derived from the sealed content (an SIV-like
+// construction), so sealing is deterministic: the same payload, purpose and
+// expiry give the same token, and a nonce never repeats for different
+// content. A Sealer is safe for concurrent use.
 type Sealer struct {
-	keys [][]byte // keys[0] seals; all keys verify (rotation)
+	keys []sealerKey // keys[0] seals; all keys open (rotation)
+}
+
+type sealerKey struct {
+	aead  cipher.AEAD
+	nonce []byte // HMAC key for nonces
+}
+
+func deriveKey(key []byte) (sealerKey, error) {
+	block, err := aes.NewCipher(hmacSum(key, []byte(encLabel)))
+	if err != nil {
+		return sealerKey{}, err
+	}
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		return sealerKey{}, err
+	}
+	return sealerKey{aead: aead, nonce: hmacSum(key, []byte(nonceLabel))}, nil
+}
+
+func hmacSum(key []byte, parts ...[]byte) []byte {
+	h := hmac.New(sha256.New, key)
+	for _, p := range parts {
+		h.Write(p)
+	}
+	return h.Sum(nil)
 }
 
 // NewSealer returns a Sealer that seals with key and opens tokens made with
@@ -56,13 +91,17 @@ type Sealer struct {
 // already handed out. Every key must be at least MinKeyLen bytes.
 func NewSealer(key []byte, oldKeys ...[]byte) (*Sealer, error) {
 	all := append([][]byte{key}, oldKeys...)
-	s := &Sealer{keys: make([][]byte, 0, len(all))}
+	s := &Sealer{keys: make([]sealerKey, 0, len(all))}
 	for i, k := range all {
 		if len(k) < MinKeyLen {
 			return nil, fmt.Errorf("fileurl: sealer key %d is %d bytes, need at least %d", i, len(k), MinKeyLen)
 		}
-		// Copy so later mutation of the caller's slice can't change our key.
-		s.keys = append(s.keys, append([]byte(nil), k...))
+		// Derived keys: later mutation of the caller's slice changes nothing.
+		dk, err := deriveKey(k)
+		if err != nil {
+			return nil, err
+		}
+		s.keys = append(s.keys, dk)
 	}
 	return s, nil
 }
@@ -78,18 +117,22 @@ func RandomKey() []byte {
 }
 
 // Seal returns a URL-safe token carrying payload until expires (truncated to
-// whole seconds). The purpose is bound into the MAC but not stored, so a
-// token only opens under the same purpose.
+// whole seconds). The purpose is bound into the authentication but not
+// stored, so a token only opens under the same purpose.
 func (s *Sealer) Seal(purpose string, payload []byte, expires time.Time) string {
-	body := make([]byte, headerLen, headerLen+len(payload)+macLen)
-	body[0] = tokenVersion
-	binary.BigEndian.PutUint64(body[1:headerLen], uint64(expires.Unix()))
-	body = append(body, payload...)
-	body = append(body, computeMAC(s.keys[0], purpose, body)...)
-	return tokenEncoding.EncodeToString(body)
+	header := make([]byte, headerLen)
+	header[0] = tokenVersion
+	binary.BigEndian.PutUint64(header[1:], uint64(expires.Unix()))
+	ad := associatedData(purpose, header)
+	k := s.keys[0]
+	nonce := hmacSum(k.nonce, ad, payload)[:nonceLen]
+	out := make([]byte, 0, headerLen+nonceLen+len(payload)+tagLen)
+	out = append(append(out, header...), nonce...)
+	out = k.aead.Seal(out, nonce, payload, ad)
+	return tokenEncoding.EncodeToString(out)
 }
 
-// Open verifies token for purpose and returns its payload. Authenticity is
+// Open checks token for purpose and returns its payload. Authenticity is
 // checked before expiry so an attacker learns nothing from the error about
 // tokens they forged.
 func (s *Sealer) Open(purpose, token string, now time.Time) ([]byte, error) {
@@ -97,41 +140,35 @@ func (s *Sealer) Open(purpose, token string, now time.Time) ([]byte, error) {
 		return nil, ErrMalformed
 	}
 	raw, err := tokenEncoding.DecodeString(token)
-	if err != nil || len(raw) < headerLen+macLen || raw[0] != tokenVersion {
+	if err != nil || len(raw) < headerLen+nonceLen+tagLen || raw[0] != tokenVersion {
 		return nil, ErrMalformed
 	}
-	body, mac := raw[:len(raw)-macLen], raw[len(raw)-macLen:]
-	if !s.verify(purpose, body, mac) {
-		return nil, ErrTampered
-	}
-	expires := int64(binary.BigEndian.Uint64(body[1:headerLen]))
-	if now.Unix() >= expires {
-		return nil, ErrExpired
-	}
-	return body[headerLen:], nil
-}
-
-// verify tries every key; hmac.Equal keeps each comparison constant-time.
-func (s *Sealer) verify(purpose string, body, mac []byte) bool {
-	ok := false
+	header, nonce, sealed := raw[:headerLen], raw[headerLen:headerLen+nonceLen], raw[headerLen+nonceLen:]
+	ad := associatedData(purpose, header)
+	var payload []byte
+	opened := false
 	for _, k := range s.keys {
 		// No early exit: the time taken doesn't reveal which key matched.
-		if hmac.Equal(computeMAC(k, purpose, body), mac) {
-			ok = true
+		if p, err := k.aead.Open(nil, nonce, sealed, ad); err == nil && !opened {
+			payload, opened = p, true
 		}
 	}
-	return ok
+	if !opened {
+		return nil, ErrTampered
+	}
+	if now.Unix() >= int64(binary.BigEndian.Uint64(header[1:])) {
+		return nil, ErrExpired
+	}
+	if payload == nil {
+		payload = []byte{}
+	}
+	return payload, nil
 }
 
-// computeMAC length-prefixes the purpose so purpose and body bytes can never
-// be shifted across their boundary to forge a different (purpose, body).
-func computeMAC(key []byte, purpose string, body []byte) []byte {
-	h := hmac.New(sha256.New, key)
-	h.Write([]byte(macDomain))
-	var n [8]byte
-	binary.BigEndian.PutUint64(n[:], uint64(len(purpose)))
-	h.Write(n[:])
-	h.Write([]byte(purpose))
-	h.Write(body)
-	return h.Sum(nil)
+// associatedData length-prefixes the purpose so purpose and header bytes
+// can never be shifted across their boundary to forge another pair.
+func associatedData(purpose string, header []byte) []byte {
+	ad := binary.BigEndian.AppendUint64(nil, uint64(len(purpose)))
+	ad = append(ad, purpose...)
+	return append(ad, header...)
 }

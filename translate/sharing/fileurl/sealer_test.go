@@ -98,7 +98,8 @@ func TestSealerOpen(t *testing.T) {
 		{"flipped expiry byte", s, "file", flip(t, tok, 8), testNow, ErrTampered},
 		{"flipped payload byte", s, "file", flip(t, tok, 12), testNow, ErrTampered},
 		{"flipped mac byte", s, "file", flip(t, tok, -1), testNow, ErrTampered},
-		{"truncated by one char", s, "file", tok[:len(tok)-1], testNow, ErrMalformed},
+		{"truncated to an impossible base64 length", s, "file", tok[:len(tok)-(len(tok)%4+3)%4], testNow, ErrMalformed},
+		{"truncated by one char", s, "file", tok[:len(tok)-1], testNow, ErrTampered},
 		{"truncated to a valid shorter token", s, "file", truncRaw(t, tok, 3), testNow, ErrTampered},
 		{"truncated below header+mac", s, "file", tok[:20], testNow, ErrMalformed},
 		{"expired exactly", s, "file", tok, exp, ErrExpired},
@@ -137,6 +138,32 @@ func TestSealerSealsWithFirstKey(t *testing.T) {
 	}
 	if _, err := mustSealer(t, testOldKey).Open("file", tok, testNow); !errors.Is(err, ErrTampered) {
 		t.Fatalf("token opened with the old key: %v", err)
+	}
+}
+
+// TestSealerIsOpaque: nothing of the payload shows in the token, and
+// sealing is deterministic (same input, same token; other input, other
+// nonce).
+func TestSealerIsOpaque(t *testing.T) {
+	s := mustSealer(t, testKey)
+	exp := testNow.Add(time.Hour)
+	payload := []byte(`{"f":"/srv/warehouse/sales.db/orders/data/a.parquet","t":"/srv/warehouse/sales.db/orders"}`)
+	tok := s.Seal("file", payload, exp)
+	raw, err := tokenEncoding.DecodeString(tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, leak := range []string{"srv", "warehouse", "parquet", "orders"} {
+		if bytes.Contains(raw, []byte(leak)) || strings.Contains(tok, leak) {
+			t.Fatalf("token shows %q", leak)
+		}
+	}
+	if again := s.Seal("file", payload, exp); again != tok {
+		t.Fatalf("sealing is not deterministic")
+	}
+	other := s.Seal("file", append([]byte(nil), payload[:len(payload)-1]...), exp)
+	if tok[12:28] == other[12:28] {
+		t.Fatalf("two payloads share a nonce")
 	}
 }
 

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# The Python Delta Sharing connector (delta-sharing, pandas) through
+# lakegate_sharing: test_pandas.py, see README.md next to this.
+#
+#   interop/sharing/run.sh
+#
+# Starts one lakegate on interop/sharing/Caddyfile (embedded catalog
+# `local`, its Iceberg REST API for PyIceberg to write the tables, and
+# Delta Sharing at /delta-sharing) on port base+85 (admin base+105), makes
+# the recipient's profile file with `caddy sharing-profile`, and runs the
+# tests. Prints per response format and then one line:
+#   sharing/pandas: N passed, N failed, N skipped
+# (skipped includes the strict xfails of expected-failures.txt). Exits
+# non-zero on any other failure or error.
+# Logs: $INTEROP_WORK/sharing.log; pytest output and JUnit XML in
+# $INTEROP_WORK/sharing/.
+set -uo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/../lib.sh"
+trap interop_cleanup EXIT
+renice -n 10 $$ >/dev/null 2>&1 || true
+
+SH_WORK=$INTEROP_WORK/sharing
+PORT_SHARING=$(port 85)
+ADMIN_SHARING=$(port 105)
+mkdir -p "$SH_WORK"
+unset LAKEGATE_SHARING_URI LAKEGATE_SHARING_PROFILE LAKEGATE_SHARING_OTHER_TOKEN
+export INTEROP_WORK PYTHONDONTWRITEBYTECODE=1
+
+# sharing_venv: a virtualenv in the cache with this suite's
+# requirements.txt (re-installed only when that file changes); prints its
+# python. (lib.sh's interop_venv is interop/python's.)
+sharing_venv() {
+	local req="$HERE/requirements.txt" sum venv
+	sum=$(sha256sum "$req" | cut -c1-12)
+	venv="$INTEROP_CACHE/venv-sharing-$sum"
+	if [ ! -e "$venv/.complete" ]; then
+		rm -rf "$venv"
+		python3 -m venv "$venv" >&2 || return 1
+		"$venv/bin/python" -m pip install -q --cache-dir "$INTEROP_CACHE/pip" -r "$req" >&2 || return 1
+		touch "$venv/.complete"
+	fi
+	echo "$venv/bin/python"
+}
+
+random_hex() { head -c "$1" /dev/urandom | od -An -tx1 | tr -d ' \n'; }
+
+started=$SECONDS
+rc=0
+echo "sharing: building lakegate and the virtualenv" >&2
+build_lakegate || exit 1
+PY=$(sharing_venv) || exit 1
+echo "sharing: ready after $((SECONDS - started))s" >&2
+
+if (exec 3<>"/dev/tcp/127.0.0.1/$PORT_SHARING") 2>/dev/null; then
+	echo "127.0.0.1:$PORT_SHARING is already in use; stop it or pick another INTEROP_PORT_BASE" >&2
+	report "sharing/pandas: did not run (port $PORT_SHARING in use)"
+	exit 1
+fi
+
+# Fresh secrets per run: the recipients' tokens (hashed at adapt time) and
+# the key that signs file URLs and page tokens (read at run time).
+SHARE_TOKEN=$(random_hex 24)
+OTHER_TOKEN=$(random_hex 24)
+if ! start_lakegate sharing interop/sharing/Caddyfile "$PORT_SHARING" "$ADMIN_SHARING" \
+	SHARE_TOKEN="$SHARE_TOKEN" OTHER_TOKEN="$OTHER_TOKEN" \
+	LAKEGATE_SHARING_KEY="$(head -c 32 /dev/urandom | base64)"; then
+	report "sharing/pandas: did not run (lakegate did not start, see $INTEROP_WORK/sharing.log)"
+	exit 1
+fi
+PROFILE=$SH_WORK/interop.share
+if ! "$LAKEGATE_BIN" sharing-profile --endpoint "http://127.0.0.1:$PORT_SHARING/delta-sharing" \
+	--token "$SHARE_TOKEN" --name pandas >"$PROFILE" 2>"$SH_WORK/profile.err"; then
+	cat "$SH_WORK/profile.err" >&2
+	report "sharing/pandas: did not run (sharing-profile failed)"
+	exit 1
+fi
+export LAKEGATE_SHARING_URI="http://127.0.0.1:$PORT_SHARING" LAKEGATE_SHARING_PROFILE="$PROFILE" \
+	LAKEGATE_SHARING_OTHER_TOKEN="$OTHER_TOKEN"
+
+t0=$SECONDS
+xml=$SH_WORK/pandas.xml out=$SH_WORK/pandas.out
+rm -f "$xml"
+echo "--- sharing/pandas" >&2
+(cd "$HERE" && nice -n 10 "$PY" -m pytest -rA -p no:cacheprovider --tb=short \
+	--junitxml="$xml" -o junit_family=xunit2 test_pandas.py) >"$out" 2>&1
+prc=$?
+# The failures' reasons, then the short summary (one line per test).
+sed -n '/^=* FAILURES =*$/,/^=* \(warnings summary\|PASSES\|short test summary info\) =*$/p' "$out" | sed '$d'
+sed -n '/^=* short test summary info =*$/,$p' "$out"
+echo "  sharing/pandas took $((SECONDS - t0))s; output: $out" >&2
+if ! "$PY" "$HERE/summarize.py" pandas "$xml" >"$SH_WORK/summary-pandas.txt"; then
+	rc=1
+fi
+# pytest: 0 all passed, 1 some failed; anything else means it broke.
+case $prc in 0 | 1) ;; *) echo "sharing/pandas: pytest exited $prc" >&2; rc=1 ;; esac
+echo "sharing: took $((SECONDS - started))s" >&2
+sed '$d' "$SH_WORK/summary-pandas.txt"
+report "$(tail -n 1 "$SH_WORK/summary-pandas.txt" 2>/dev/null || echo "sharing/pandas: did not run")"
+exit $rc
