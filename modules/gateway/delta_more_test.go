@@ -123,7 +123,8 @@ func TestDeltaSetPartitionColumnsRefusedWithData(t *testing.T) {
 
 	code, loaded := call(t, http.MethodGet, url, nil)
 	require.Equal(t, http.StatusOK, code, "%v", loaded)
-	assert.Equal(t, float64(1), loaded["latest-table-version"], "the append is Delta version 1")
+	assert.Equal(t, float64(0), loaded["latest-table-version"],
+		"an Iceberg append is no Delta commit: latest-table-version follows ratified commits")
 	assert.Empty(t, meta(loaded)["partition-columns"])
 
 	code, out := updateTable(t, url, uuid,
@@ -183,19 +184,43 @@ func TestDeltaUniformAddCommit(t *testing.T) {
 		return tbl
 	}
 
-	// The catalog is already at M2: a (re)sent add-commit is a no-op.
+	// The catalog is already at M2: add-commit ratifies version 1 there
+	// (the table stays at M2's data; lakegate records the version on top).
 	code, loaded := call(t, http.MethodGet, url, nil)
 	require.Equal(t, http.StatusOK, code, "%v", loaded)
+	assert.Equal(t, float64(0), loaded["latest-table-version"])
 	etag2 := meta(loaded)["etag"]
 	code, out := call(t, http.MethodPost, url, map[string]any{
 		"requirements": []any{map[string]any{"type": "assert-table-uuid", "uuid": uuid}, map[string]any{"type": "assert-etag", "etag": etag2}},
 		"updates":      []any{addCommit(1, m2)},
 	})
 	require.Equal(t, http.StatusOK, code, "%v", out)
-	assert.Equal(t, m2, uniformLocation(out))
-	assert.Equal(t, etag2, meta(out)["etag"])
 	assert.Equal(t, float64(1), out["latest-table-version"])
-	assert.Equal(t, m2, current().MetadataLocation())
+	ratified := current()
+	assert.Equal(t, uniformLocation(out), ratified.MetadataLocation())
+	assert.Contains(t, previousFiles(ratified.Metadata()), m2)
+	assert.Equal(t, tbl.CurrentSnapshot().SnapshotID, ratified.CurrentSnapshot().SnapshotID)
+	// A retry of that commit is a no-op; any other version than the next
+	// one is a conflict: versions never go back or skip.
+	code, again := updateTable(t, url, uuid, addCommit(1, m2))
+	require.Equal(t, http.StatusOK, code, "%v", again)
+	assert.Equal(t, meta(out)["etag"], meta(again)["etag"], "a retry changes nothing")
+	for _, v := range []int64{0, 1, 3} {
+		code, bad := updateTable(t, url, uuid, addCommit(v, m1))
+		assert.Equal(t, http.StatusConflict, code, "version %d: %v", v, bad)
+		assert.Equal(t, "CommitVersionConflictException", errType(bad))
+	}
+	code, bad := updateTable(t, url, uuid, map[string]any{"action": "update-metadata-snapshot-version",
+		"last-commit-version": 5, "last-commit-timestamp-ms": 1700000000005})
+	assert.Equal(t, http.StatusConflict, code, "past the latest ratified version: %v", bad)
+	code, ok := updateTable(t, url, uuid, map[string]any{"action": "update-metadata-snapshot-version",
+		"last-commit-version": 1, "last-commit-timestamp-ms": 1700000000001})
+	require.Equal(t, http.StatusOK, code, "%v", ok)
+	code, bad = updateTable(t, url, uuid, map[string]any{"action": "update-metadata-snapshot-version",
+		"last-commit-version": 0, "last-commit-timestamp-ms": 1700000000000})
+	assert.Equal(t, http.StatusConflict, code, "backwards: %v", bad)
+	assert.Contains(t, errMessage(bad), "never go back")
+	m2 = current().MetadataLocation() // where the table is now, M2 plus lakegate's bookkeeping
 
 	// M1 has the uuid but does not descend from M2 (a rollback): 409, and
 	// the table is moved back to M2.
@@ -428,4 +453,32 @@ func TestDeltaCreateUniformColumnExtras(t *testing.T) {
 	require.Equal(t, http.StatusOK, code, "%v", loaded)
 	got, _ = json.Marshal(meta(loaded)["columns"])
 	assert.JSONEq(t, cols, string(got))
+}
+
+// A plain Iceberg table (created through Iceberg, no Delta side) is not
+// served as a Delta table: UnsupportedTableFormatException, as the spec
+// tells clients to fall back to the UC API on.
+func TestDeltaRefusesPlainIcebergTables(t *testing.T) {
+	ctx := context.Background()
+	base, _ := deltaGateway(t)
+	ice := gatewayClient(t, base, "lake")
+	require.NoError(t, ice.CreateNamespace(ctx, table.Identifier{"sales"}, nil))
+	plain, err := ice.CreateTable(ctx, table.Identifier{"sales", "plain"}, embeddedtest.EventSchema)
+	require.NoError(t, err)
+	url := base + deltaAPI + "/catalogs/lake/schemas/sales/tables/plain"
+	for name, req := range map[string]func() (int, map[string]any){
+		"load":        func() (int, map[string]any) { return call(t, http.MethodGet, url, nil) },
+		"credentials": func() (int, map[string]any) { return call(t, http.MethodGet, url+"/credentials?operation=READ", nil) },
+		"update": func() (int, map[string]any) {
+			return updateTable(t, url, plain.Metadata().TableUUID().String(),
+				map[string]any{"action": "set-properties", "updates": map[string]string{"k": "v"}})
+		},
+	} {
+		code, out := req()
+		assert.Equal(t, http.StatusBadRequest, code, "%s: %v", name, out)
+		assert.Equal(t, "UnsupportedTableFormatException", errType(out), name)
+	}
+	after, err := ice.LoadTable(ctx, table.Identifier{"sales", "plain"})
+	require.NoError(t, err)
+	assert.NotContains(t, after.Properties(), "k", "the refused update did not reach the table")
 }

@@ -27,6 +27,12 @@ const (
 	// delta.lastCommitTimestamp).
 	PropLastCommitVersion   = Prefix + "last-commit-version"
 	PropLastCommitTimestamp = Prefix + "last-commit-timestamp-ms"
+	// PropLatestVersion is the latest ratified Delta version: 0 at create,
+	// then each add-commit's version (latest-table-version).
+	PropLatestVersion = Prefix + "latest-table-version"
+	// PropLatestUniform is the UniForm metadata location the latest
+	// add-commit named, so a retry of it is recognized.
+	PropLatestUniform = Prefix + "latest-uniform-metadata"
 	// PropComment is the table comment, under Iceberg's (and Spark's) key.
 	PropComment = "comment"
 )
@@ -178,6 +184,7 @@ func createProperties(req *CreateTableRequest, columns string) (map[string]strin
 	props[PropTableType] = *req.TableType
 	props[PropProtocol] = encodeProtocol(req.Protocol)
 	props[PropLastCommitVersion] = "0"
+	props[PropLatestVersion] = "0"
 	props[PropLastCommitTimestamp] = strconv.FormatInt(*req.LastCommitTimestampMs, 10)
 	if req.Comment != nil && *req.Comment != "" {
 		props[PropComment] = *req.Comment

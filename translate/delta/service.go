@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"net/http"
 	"strconv"
+	"slices"
 	"strings"
 	"time"
 
@@ -88,6 +89,9 @@ func (s *Service) Load(ctx context.Context, ref Ref) (*LoadTableResponse, error)
 	if err != nil {
 		return nil, err
 	}
+	if err := deltaTable(l, ref); err != nil {
+		return nil, err
+	}
 	return response(l)
 }
 
@@ -148,10 +152,33 @@ func response(l *loaded) (*LoadTableResponse, error) {
 		Commits: []any{},
 		Uniform: &Uniform{Iceberg: &UniformIceberg{MetadataLocation: l.MetadataLocation}},
 	}
-	if snap := m.CurrentSnapshot(); snap != nil {
-		out.LatestTableVersion = snap.SequenceNumber
-	}
+	out.LatestTableVersion = latestVersion(props)
 	return out, nil
+}
+
+// latestVersion is the latest ratified Delta version: the last
+// add-commit's, never below the last metadata commit's.
+func latestVersion(props map[string]string) int64 {
+	var v int64
+	if n := int64Prop(props, PropLatestVersion); n != nil {
+		v = *n
+	}
+	if n := int64Prop(props, PropLastCommitVersion); n != nil && *n > v {
+		v = *n
+	}
+	return v
+}
+
+// deltaTable refuses a table that has no Delta side: one created through
+// Iceberg, not through this API (or registered from UniForm metadata
+// through it). The spec's answer tells clients to fall back to the UC API.
+func deltaTable(l *loaded, ref Ref) error {
+	if _, ok := l.Metadata.Properties()[PropTableType]; ok {
+		return nil
+	}
+	return Errorf(http.StatusBadRequest, UnsupportedTableFormat,
+		"table %s is an Iceberg table without a Delta log (not created through the Delta API nor from UniForm metadata)",
+		strings.Join(append(slices.Clone(ref.Namespace), ref.Name), "."))
 }
 
 // createdTime is the time of the table's first metadata file still in the
@@ -188,6 +215,10 @@ func (s *Service) Create(ctx context.Context, ref Ref, req *CreateTableRequest) 
 		return nil, derr
 	}
 	if req.Uniform != nil {
+		if v := req.Uniform.Iceberg.ConvertedDeltaVersion; v != nil {
+			// The engine's table already has Delta versions up to this one.
+			props[PropLatestVersion] = strconv.FormatInt(*v, 10)
+		}
 		return s.createUniform(ctx, c, ref, *req.Name, req.Uniform.Iceberg.MetadataLocation, req.columns, props)
 	}
 	staged, err := s.store.StagedByLocation(ctx, strings.TrimSuffix(*req.Location, "/"))

@@ -55,7 +55,13 @@ func (s *Service) Update(ctx context.Context, ref Ref, req *UpdateTableRequest) 
 	if err != nil {
 		return nil, err
 	}
+	if err := deltaTable(l, ref); err != nil {
+		return nil, err
+	}
 	if err := checkRequirementsMet(req, l); err != nil {
+		return nil, err
+	}
+	if err := checkVersions(req, l); err != nil {
 		return nil, err
 	}
 	byAction := map[string]*Update{}
@@ -63,7 +69,9 @@ func (s *Service) Update(ctx context.Context, ref Ref, req *UpdateTableRequest) 
 		byAction[req.Updates[i].Action] = &req.Updates[i]
 	}
 	before := l
-	if u := byAction[ActAddCommit]; u != nil {
+	if u := byAction[ActAddCommit]; u != nil && resent(u, l) {
+		delete(byAction, ActAddCommit) // a retry of the ratified latest commit: already applied
+	} else if u != nil {
 		if l, err = s.moveToUniform(ctx, c, ref, l, u); err != nil {
 			return nil, err
 		}
@@ -120,6 +128,45 @@ func checkRequirementsMet(req *UpdateTableRequest, l *loaded) error {
 		}
 	}
 	return nil
+}
+
+// checkVersions keeps Delta versions moving forward: an add-commit ratifies
+// exactly the version after the latest (a resend of the latest, at the
+// metadata the table already has, is accepted as a no-op), and a metadata
+// commit version never goes back.
+func checkVersions(req *UpdateTableRequest, l *loaded) error {
+	props := l.Metadata.Properties()
+	latest := latestVersion(props)
+	for _, u := range req.Updates {
+		switch u.Action {
+		case ActAddCommit:
+			v := *u.Commit.Version
+			if v != latest+1 && !resent(&u, l) {
+				return Errorf(http.StatusConflict, CommitVersionConflict,
+					"add-commit of version %d rejected: the table's latest version is %d, so the next commit is %d",
+					v, latest, latest+1)
+			}
+		case ActUpdateSnapshotVer:
+			if last := int64Prop(props, PropLastCommitVersion); last != nil && *u.LastCommitVersion < *last {
+				return Errorf(http.StatusConflict, CommitVersionConflict,
+					"last-commit-version %d is before the table's %d: versions never go back", *u.LastCommitVersion, *last)
+			}
+			if *u.LastCommitVersion > latest {
+				return Errorf(http.StatusConflict, CommitVersionConflict,
+					"last-commit-version %d is after the latest ratified version %d", *u.LastCommitVersion, latest)
+			}
+		}
+	}
+	return nil
+}
+
+// resent reports an add-commit of the latest ratified version with the
+// UniForm metadata it was ratified with: a client retrying a commit that
+// went through.
+func resent(u *Update, l *loaded) bool {
+	props := l.Metadata.Properties()
+	return *u.Commit.Version == latestVersion(props) &&
+		u.Uniform.Iceberg.MetadataLocation == props[PropLatestUniform]
 }
 
 // commitRequirements pin the state the Delta requirements were checked on.
@@ -188,6 +235,9 @@ func translateUpdates(m table.Metadata, by map[string]*Update) ([]table.Update, 
 		case ActUpdateSnapshotVer:
 			set[PropLastCommitVersion] = strconv.FormatInt(*u.LastCommitVersion, 10)
 			set[PropLastCommitTimestamp] = strconv.FormatInt(*u.LastCommitTimestampMs, 10)
+		case ActAddCommit:
+			set[PropLatestVersion] = strconv.FormatInt(*u.Commit.Version, 10)
+			set[PropLatestUniform] = u.Uniform.Iceberg.MetadataLocation
 		}
 	}
 	return appendProps(ups, m, set, remove), nil

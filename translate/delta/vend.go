@@ -76,6 +76,9 @@ func (s *Service) Credentials(ctx context.Context, ref Ref, op string) (*Credent
 	if err != nil {
 		return nil, err
 	}
+	if err := deltaTable(l, ref); err != nil {
+		return nil, err
+	}
 	creds := l.Credentials
 	if len(creds) == 0 {
 		if creds, err = c.credentials(ctx, ref.Namespace, ref.Name); err != nil && AsError(err).Code != http.StatusNotFound {
