@@ -19,11 +19,6 @@ to read it:
   auto          use_delta_format=None: the connector asks the metadata
                 endpoint with responseformat=delta,parquet and follows the
                 server's choice
-  delta-marked  as delta, but every file URL of the answer gets a query
-                string (see mark_urls): the kernel fetches a URL over HTTP
-                only when its query carries a presigned-URL signature key.
-                Not a client anyone runs; it shows what the delta failures
-                of expected-failures.txt have in common.
 
 expected-failures.txt lists what lakegate answers wrongly for this client;
 conftest marks those tests xfail(strict=True) for the listed fmt values.
@@ -79,55 +74,14 @@ def catalog(gateway):
     return cat
 
 
-# --- file URLs the kernel will fetch (fmt=delta-marked)
-
-MARK = "X-Amz-Signature=unused-by-lakegate"
-
-
-@contextlib.contextmanager
-def mark_urls():
-    """Appends a query string to every file URL of a delta-format query
-    answer before the connector's kernel sees it. delta_kernel (0.22, in
-    delta-kernel-rust-sharing-wrapper 0.3.3) reads an http(s) URL over HTTP
-    only when its query names a presigned-URL key (X-Amz-Signature, sp,
-    X-Goog-Credential, X-OSS-Credential, X-Databricks-Signature); any other
-    URL is read as a path of the local folder the connector writes its
-    temporary Delta log to. lakegate ignores the query of its file URLs."""
-    from delta_sharing.rest_client import DataSharingRestClient, ListFilesInTableResponse
-
-    orig = DataSharingRestClient.list_files_in_table
-
-    def patched(self, *args, **kwargs):
-        r = orig(self, *args, **kwargs)
-        if not r.lines:
-            return r
-        lines = []
-        for line in r.lines:
-            j = json.loads(line)
-            if "file" in j:
-                for action in j["file"]["deltaSingleAction"].values():
-                    action["path"] += ("&" if "?" in action["path"] else "?") + MARK
-            lines.append(json.dumps(j))
-        return ListFilesInTableResponse(delta_table_version=r.delta_table_version, protocol=r.protocol,
-                                        metadata=r.metadata, add_files=r.add_files, lines=lines)
-
-    DataSharingRestClient.list_files_in_table = patched
-    try:
-        yield
-    finally:
-        DataSharingRestClient.list_files_in_table = orig
-
-
-USE_DELTA = {"parquet": False, "delta": True, "auto": None, "delta-marked": True}
+USE_DELTA = {"parquet": False, "delta": True, "auto": None}
 
 
 def load(table, fmt, schema=NS, **kwargs):
     """delta_sharing.load_as_pandas of one shared table, read as fmt says."""
     import delta_sharing
 
-    ctx = mark_urls() if fmt == "delta-marked" else contextlib.nullcontext()
-    with ctx:
-        return delta_sharing.load_as_pandas(table_url(table, schema), use_delta_format=USE_DELTA[fmt], **kwargs)
+    return delta_sharing.load_as_pandas(table_url(table, schema), use_delta_format=USE_DELTA[fmt], **kwargs)
 
 
 def changes(table, fmt, **kwargs):

@@ -12,7 +12,7 @@ import re
 import sys
 import xml.etree.ElementTree as ET
 
-FORMATS = ("parquet", "delta", "auto", "delta-marked")
+FORMATS = ("parquet", "delta", "auto")
 
 
 def fmt_of(case):

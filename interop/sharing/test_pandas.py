@@ -26,7 +26,7 @@ from requests.exceptions import HTTPError
 from conftest import ALIAS, ALIAS_SOURCE, NS, OTHER_NS, OTHER_TOKEN, PROFILE, SHARE, changes, expected, load, rows, \
     table_url, unique
 
-SNAPSHOT_FORMATS = ["parquet", "delta", "delta-marked"]
+SNAPSHOT_FORMATS = ["parquet", "delta"]
 CHANGE_FORMATS = ["parquet", "delta"]
 
 SCHEMA = Schema(
@@ -220,7 +220,7 @@ def test_partitioned_metadata_and_files(partitioned):
     assert sorted(f.partition_values["region"] for f in r.add_files) == ["ap", "eu", "us", "us"]
 
 
-@pytest.mark.parametrize("fmt", ["parquet", "delta-marked"])
+@pytest.mark.parametrize("fmt", ["parquet", "delta"])
 def test_partition_hint_prunes(partitioned, fmt):
     name, _ = partitioned
     hint = json.dumps({"op": "equal", "children": [
@@ -243,7 +243,7 @@ def renamed(catalog):
     return name, tbl
 
 
-@pytest.mark.parametrize("fmt", ["auto", "delta", "delta-marked"])
+@pytest.mark.parametrize("fmt", ["auto", "delta"])
 def test_renamed_column(renamed, fmt):
     name, _ = renamed
     df = load(name, fmt)
@@ -331,7 +331,7 @@ def ntz(catalog):
     return name, tbl
 
 
-@pytest.mark.parametrize("fmt", ["auto", "delta-marked"])
+@pytest.mark.parametrize("fmt", ["auto", "delta"])
 def test_timestamp_ntz(ntz, fmt):
     # Iceberg timestamp (no zone) is Delta timestamp_ntz: delta format only.
     name, _ = ntz
@@ -354,6 +354,16 @@ def test_names_are_case_insensitive(plain):
     url = f"{PROFILE}#{SHARE.upper()}.{NS.upper()}.{name.upper()}"
     assert delta_sharing.get_table_version(url) == 2
     assert rows(delta_sharing.load_as_pandas(url, use_delta_format=False)) == expected(BATCH1 + BATCH2)
+
+
+def test_timestamp_ntz_parquet_refused(ntz):
+    name, _ = ntz
+    with pytest.raises(HTTPError) as e:
+        load(name, "parquet")
+    status, body = http_status(e)
+    assert (status, body["errorCode"]) == (400, "INVALID_PARAMETER_VALUE")
+    proto = delta_sharing.get_table_protocol(table_url(name))
+    assert proto.min_reader_version == 3 and "timestampNtz" in proto.reader_features
 
 
 def test_alias_table(alias):

@@ -456,14 +456,26 @@ func TestSharingEndToEnd(t *testing.T) {
 		assert.Equal(t, sortOrders(us), sortOrders(removes[versionOf(3)]), "the delete removed every us file")
 		assert.Empty(t, adds[versionOf(3)])
 
-		r = c.do("GET", q+"&includeHistoricalMetadata=true", delta, "")
-		require.Equal(t, 200, r.status, "%s", r.body)
-		var historical []map[string]any
-		for _, l := range r.lines(t)[2:] {
-			if m, ok := l["metaData"].(map[string]any); ok {
-				historical = append(historical, m)
+		// The head metaData is the starting version's; each later schema
+		// change gets its own line (includeHistoricalMetadata).
+		metaLines := func(q string) (head map[string]any, historical []map[string]any) {
+			r := c.do("GET", q+"&includeHistoricalMetadata=true", delta, "")
+			require.Equal(t, 200, r.status, "%s", r.body)
+			lines := r.lines(t)
+			for _, l := range lines[2:] {
+				if m, ok := l["metaData"].(map[string]any); ok {
+					historical = append(historical, m)
+				}
 			}
+			return lines[1]["metaData"].(map[string]any), historical
 		}
+		head, historical := metaLines(q)
+		assert.Contains(t, head["deltaMetadata"].(map[string]any)["schemaString"], `"name":"note"`,
+			"version %d was written with the renamed schema", versionOf(2))
+		assert.Empty(t, historical, "no schema change after the start")
+		head, historical = metaLines(fmt.Sprintf("/shares/demo/schemas/sales/tables/orders/changes?startingVersion=%d&endingVersion=%d",
+			versionOf(1), versionOf(3)))
+		assert.Contains(t, head["deltaMetadata"].(map[string]any)["schemaString"], `"name":"msg"`, "the start's schema")
 		require.Len(t, historical, 1, "one metaData line: the rename's schema, first written at version %d", versionOf(2))
 		assert.EqualValues(t, versionOf(2), historical[0]["version"])
 		assert.Contains(t, historical[0]["deltaMetadata"].(map[string]any)["schemaString"], `"name":"note"`)
@@ -766,11 +778,11 @@ func TestSharingDeltaWithoutColumnMapping(t *testing.T) {
 	require.Equal(t, 200, r.status, "%s", r.body)
 	assert.Equal(t, "delta", r.header.Get("fileidhash"), "echoed, lower case")
 	lines := r.lines(t)
-	assert.Equal(t, map[string]any{"minReaderVersion": 1.0, "minWriterVersion": 2.0},
-		lines[0]["protocol"].(map[string]any)["deltaProtocol"])
+	assert.Equal(t, map[string]any{"minReaderVersion": 1.0, "minWriterVersion": 4.0},
+		lines[0]["protocol"].(map[string]any)["deltaProtocol"], "reader 1; writer 4 has the change data feed")
 	md := lines[1]["metaData"].(map[string]any)["deltaMetadata"].(map[string]any)
-	assert.Equal(t, map[string]any{"owner": "sales"}, md["configuration"],
-		"no column mapping, no lakegate.* or Iceberg keys")
+	assert.Equal(t, map[string]any{"owner": "sales", "delta.enableChangeDataFeed": "true"}, md["configuration"],
+		"no column mapping, no lakegate.* or Iceberg keys; appends only, so the feed is declared")
 	assert.NotContains(t, md["schemaString"], "columnMapping")
 	var got []order
 	deltaIDs := map[string]bool{}
@@ -847,4 +859,43 @@ func TestSharingTimestamps(t *testing.T) {
 	r = c.do("GET", tp+"/changes?startingVersion=0&endingTimestamp="+future, nil, "")
 	require.Equal(t, 200, r.status, "%s", r.body)
 	assert.Len(t, r.lines(t), 2+1, "protocol, metadata, the first snapshot's add")
+}
+
+// A copy-on-write delete rewrites files: lakegate cannot derive its
+// row-level changes yet, so the table declares no change data feed and a
+// change range over that version is refused instead of over-reporting
+// untouched rows as deleted and inserted. Reads at versions still work.
+func TestSharingRefusesFileRewritesInChanges(t *testing.T) {
+	base, _ := sharingGateway(t, nil)
+	ctx := context.Background()
+	cat := embeddedtest.Client(t, base, rest.WithWarehouseLocation("lake"))
+	require.NoError(t, cat.CreateNamespace(ctx, table.Identifier{"sales"}, nil))
+	tbl, err := cat.CreateTable(ctx, table.Identifier{"sales", "cow"}, orderSchema)
+	require.NoError(t, err)
+	tbl = appendOrders(t, tbl, orders(0, 10))
+	appended := tbl.Metadata().CurrentSnapshot().SequenceNumber
+	tx := tbl.NewTransaction()
+	require.NoError(t, tx.Delete(ctx, iceberg.LessThan(iceberg.Reference("id"), int64(3)), nil))
+	tbl, err = tx.Commit(ctx)
+	require.NoError(t, err)
+	deleted := tbl.Metadata().CurrentSnapshot().SequenceNumber
+
+	c := clientFromProfile(t, base+"/delta-sharing", recipientToken)
+	tp := "/shares/demo/schemas/sales/tables/cow"
+	r := c.do("GET", fmt.Sprintf("%s/changes?startingVersion=%d", tp, appended), nil, "")
+	assert.Equal(t, 400, r.status, "%s", r.body)
+	assert.Contains(t, r.json(t)["message"], fmt.Sprintf("version %d of table \"cow\" rewrote data files", deleted))
+	r = c.do("GET", fmt.Sprintf("%s/changes?startingVersion=0&endingVersion=%d", tp, appended), nil, "")
+	assert.Equal(t, 200, r.status, "a range before the rewrite is served: %s", r.body)
+
+	r = c.do("GET", tp+"/metadata", nil, "")
+	require.Equal(t, 200, r.status, "%s", r.body)
+	assert.NotContains(t, string(r.body), "enableChangeDataFeed")
+	r = c.do("POST", tp+"/query", nil, "{}")
+	require.Equal(t, 200, r.status, "%s", r.body)
+	var rows []order
+	for _, l := range r.lines(t)[2:] {
+		rows = append(rows, fileRows(t, l["file"].(map[string]any)["url"].(string), false)...)
+	}
+	assert.Equal(t, sortOrders(orders(3, 10)), sortOrders(rows))
 }

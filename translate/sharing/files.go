@@ -207,7 +207,11 @@ func (rs *response) changes(ctx context.Context, h history, c ChangesRequest) *E
 	if err != nil {
 		return err
 	}
-	if err := rs.header(h.latest()); err != nil {
+	// The first metaData line is the starting version's: a reader starts
+	// from that schema, and later lines carry each change after it.
+	start, _ := h.at(from)
+	end, _ := h.at(to)
+	if err := rs.header(start, end); err != nil {
 		return err
 	}
 	rs.version = from
@@ -216,13 +220,20 @@ func (rs *response) changes(ctx context.Context, h history, c ChangesRequest) *E
 		return Errorf(http.StatusBadGateway, CodeInternal, "opening the storage of table %q: %v", rs.l.target.Table, ferr)
 	}
 	meta := rs.l.tbl.Metadata()
-	prev, _ := h.at(from - 1)
+	prev := start
 	for _, v := range h.between(from, to) {
 		if v.Snap == nil {
 			continue // version 0: the table as created, no files
 		}
+		if rewrites(v.Snap) {
+			return badParam("version %d of table %q rewrote data files (a copy-on-write delete, update or merge): "+
+				"lakegate cannot derive its row-level changes yet, and a file-level answer would report untouched rows "+
+				"as deleted and inserted; read the table at versions instead", v.V, rs.l.target.Table)
+		}
 		if sch := schemaAt(meta, v); c.HistoricalMetadata && sch.ID != schemaAt(meta, prev).ID {
-			if err := rs.add(actions.Metadata(rs.format, tableInfo(rs.l, v, sch))); err != nil {
+			t := tableInfo(rs.l, v, sch)
+			t.ColumnMapping, t.ChangeDataFeed = rs.mapping, rs.changeFeed
+			if err := rs.add(actions.Metadata(rs.format, t)); err != nil {
 				return err
 			}
 		}

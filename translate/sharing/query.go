@@ -150,7 +150,11 @@ type response struct {
 	idHash  string // the fileidhash scheme the client asked for, echoed
 	exp     time.Time
 	format  actions.Format
-	version int64
+	mapping bool // delta format maps columns by field id
+	// changeFeed: the table declares a change data feed (see
+	// changeFeedServable); historical metaData lines say so too.
+	changeFeed bool
+	version    int64
 	// partitioned: the metadata line declares partition columns, so file
 	// lines carry partition values.
 	partitioned bool
@@ -175,7 +179,7 @@ func (rs *response) snapshot(ctx context.Context, h history, q QueryRequest, wit
 	if err != nil {
 		return err
 	}
-	if err := rs.header(v); err != nil || !withFiles {
+	if err := rs.header(v, v); err != nil || !withFiles {
 		return err
 	}
 	tasks, err := rs.s.planFiles(ctx, rs.l, v, q)
@@ -215,17 +219,21 @@ func pick(h history, q QueryRequest, now time.Time) (version, *Error) {
 }
 
 // header writes the protocol and metadata lines of version v, choosing
-// the response format the table and the client allow.
-func (rs *response) header(v version) *Error {
+// the response format (and column mapping) the table and the client allow
+// for everything up to version last: a change range decides on its end,
+// since a rename inside it needs mapping for every line.
+func (rs *response) header(v, last version) *Error {
 	meta := rs.l.tbl.Metadata()
-	sch := schemaAt(meta, v)
-	f, mapping, err := chooseFormat(rs.caps, meta, sch, rs.req.Route.Table)
+	f, mapping, err := chooseFormat(rs.caps, meta, schemaAt(meta, last), rs.req.Route.Table)
 	if err != nil {
 		return err
 	}
-	rs.format, rs.version = f, v.V
+	rs.format, rs.mapping, rs.version = f, mapping, v.V
+	sch := schemaAt(meta, v)
 	t := tableInfo(rs.l, v, sch)
 	t.ColumnMapping = mapping
+	rs.changeFeed = changeFeedServable(lineage(meta))
+	t.ChangeDataFeed = rs.changeFeed
 	rs.partitioned = !t.Spec.IsUnpartitioned()
 	if err := rs.add(actions.Protocol(f, t)); err != nil {
 		return err

@@ -1,6 +1,7 @@
 package sharing
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/apache/iceberg-go/table"
@@ -117,4 +118,30 @@ func (h history) between(from, to int64) history {
 		}
 	}
 	return out
+}
+
+// rewrites reports a snapshot that removed data files and added others
+// (a copy-on-write delete, update or merge, a compaction): its file-level
+// changes are not its row-level ones, and lakegate cannot derive those yet.
+func rewrites(s *table.Snapshot) bool {
+	if s == nil || s.Summary == nil {
+		return false
+	}
+	n := func(k string) int64 {
+		v, _ := strconv.ParseInt(s.Summary.Properties[k], 10, 64)
+		return v
+	}
+	return n("deleted-data-files") > 0 && n("added-data-files") > 0
+}
+
+// changeFeedServable reports whether every version's changes are exactly
+// its files' (appends and whole-file deletes only): only then does the
+// table declare a change data feed.
+func changeFeedServable(h history) bool {
+	for _, x := range h {
+		if rewrites(x.Snap) {
+			return false
+		}
+	}
+	return true
 }

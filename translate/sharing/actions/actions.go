@@ -53,6 +53,10 @@ type Table struct {
 	// ColumnMapping (delta format only) maps columns by field id: the
 	// columnMapping feature, id-mode configuration and field metadata.
 	ColumnMapping bool
+	// ChangeDataFeed declares the table's change data feed:
+	// delta.enableChangeDataFeed, and in delta format the writer protocol
+	// that has it (writer version 4, or the changeDataFeed feature).
+	ChangeDataFeed bool
 }
 
 // File is one data file to list.

@@ -369,3 +369,38 @@ func TestMetadataWideSchema(t *testing.T) {
 		}
 	}
 }
+
+// A table whose history lakegate can serve as a change feed declares it:
+// delta.enableChangeDataFeed, writer version 4 or the writer-only
+// changeDataFeed feature. One that cannot never shows a stale promise.
+func TestChangeDataFeedDeclared(t *testing.T) {
+	tbl := lineTable()
+	tbl.Properties = iceberg.Properties{"delta.enableChangeDataFeed": "true"}
+	for _, tc := range []struct {
+		name          string
+		cdf, mapping  bool
+		protocol, cfg string
+	}{
+		{"plain with feed", true, false, `{"protocol":{"deltaProtocol":{"minReaderVersion":1,"minWriterVersion":4}}}`, `"true"`},
+		{"mapped with feed", true, true, `{"protocol":{"deltaProtocol":{"minReaderVersion":3,"minWriterVersion":7,
+			"readerFeatures":["columnMapping"],"writerFeatures":["columnMapping","changeDataFeed"]}}}`, `"true"`},
+		{"no feed", false, false, `{"protocol":{"deltaProtocol":{"minReaderVersion":1,"minWriterVersion":2}}}`, ``},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tbl.ChangeDataFeed, tbl.ColumnMapping = tc.cdf, tc.mapping
+			got, err := actions.Protocol(actions.Delta, tbl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			assertJSON(t, got, tc.protocol)
+			md, err := actions.Metadata(actions.Delta, tbl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			has := strings.Contains(string(md), `"delta.enableChangeDataFeed":"true"`)
+			if has != (tc.cfg != "") {
+				t.Fatalf("configuration: feed declared %v, want %v: %s", has, tc.cfg != "", md)
+			}
+		})
+	}
+}

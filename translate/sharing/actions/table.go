@@ -2,6 +2,7 @@ package actions
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -21,6 +22,9 @@ const (
 const (
 	featureColumnMapping = "columnMapping"
 	featureTimestampNtz  = "timestampNtz"
+	// featureChangeDataFeed is writer-only.
+	featureChangeDataFeed = "changeDataFeed"
+	propChangeDataFeed    = "delta.enableChangeDataFeed"
 )
 
 // Protocol builds the protocol line. It validates the schema exactly as
@@ -43,8 +47,17 @@ func Protocol(f Format, t Table) ([]byte, error) {
 		features = append(features, featureTimestampNtz)
 	}
 	if len(features) == 0 {
-		// Nothing a version-1 reader cannot read.
-		return line("protocol", map[string]any{"deltaProtocol": map[string]int{"minReaderVersion": 1, "minWriterVersion": 2}})
+		// Nothing a version-1 reader cannot read; writer 4 has the change
+		// data feed.
+		writer := 2
+		if t.ChangeDataFeed {
+			writer = 4
+		}
+		return line("protocol", map[string]any{"deltaProtocol": map[string]int{"minReaderVersion": 1, "minWriterVersion": writer}})
+	}
+	readerFeatures := slices.Clone(features)
+	if t.ChangeDataFeed {
+		features = append(features, featureChangeDataFeed) // a writer-only feature
 	}
 	// Reader version 3 / writer version 7 is the only pair that lists
 	// features; every reader feature must also be a writer feature.
@@ -55,7 +68,7 @@ func Protocol(f Format, t Table) ([]byte, error) {
 		WriterFeatures   []string `json:"writerFeatures"`
 	}
 	return line("protocol", map[string]any{
-		"deltaProtocol": deltaProtocol{3, 7, features, features},
+		"deltaProtocol": deltaProtocol{3, 7, readerFeatures, features},
 	})
 }
 
@@ -78,13 +91,13 @@ func Metadata(f Format, t Table) ([]byte, error) {
 			Format:           parquetFormat{Provider: "parquet"},
 			SchemaString:     schemaJSON,
 			PartitionColumns: partCols,
-			Configuration:    configuration(t.Properties),
+			Configuration:    configuration(t),
 			Version:          t.Version,
 			Size:             t.Size,
 			NumFiles:         t.NumFiles,
 		})
 	}
-	conf := configuration(t.Properties)
+	conf := configuration(t)
 	if t.ColumnMapping {
 		conf[propColumnMappingMode] = "id"
 		conf[propColumnMappingMaxID] = strconv.Itoa(schema.MaxColumnID(t.Schema))
@@ -231,7 +244,17 @@ var secretMarkers = []string{"secret", "token", "password", "passwd", "credentia
 // format the response has no column mapping, and in delta format Metadata
 // sets them itself, so a stale value from a table converted from Delta
 // (e.g. mode=name) must not leak through.
-func configuration(props iceberg.Properties) map[string]string {
+func configuration(t Table) map[string]string {
+	out := safeProperties(t.Properties)
+	if t.ChangeDataFeed {
+		out[propChangeDataFeed] = "true"
+	} else {
+		delete(out, propChangeDataFeed) // a stale copy must not promise a feed
+	}
+	return out
+}
+
+func safeProperties(props iceberg.Properties) map[string]string {
 	out := make(map[string]string, len(props))
 	for k, v := range props {
 		if looksSecret(k) || strings.HasPrefix(k, columnMappingPrefix) || internalProperty(k) {

@@ -56,8 +56,15 @@ func (l *Local) URL(filePath, tableLocation string, expires time.Time) (string, 
 		return "", err
 	}
 	token := l.Sealer.Seal(PurposeLocalFile, payload, expires)
-	return strings.TrimRight(l.BaseURL, "/") + "/" + token, nil
+	return strings.TrimRight(l.BaseURL, "/") + "/" + token + "?" + readMarker, nil
 }
+
+// readMarker ends every URL: Azure SAS's "signed permissions: read". The
+// token in the path is all lakegate reads; the marker is there because
+// delta-kernel (behind the Delta Sharing connectors' delta format) fetches
+// an http(s) URL over HTTP only when its query names a presigned-URL key,
+// and reads any other URL as a local path.
+const readMarker = "sp=r"
 
 // localPath turns a file:// URI or absolute path into a cleaned absolute
 // path. Relative paths are refused: they would resolve against whatever the

@@ -178,7 +178,7 @@ func TestLocalServeErrors(t *testing.T) {
 		code     string
 		contains string
 	}{
-		{"tampered token", "GET", good[:len(good)-2] + flipChar(good[len(good)-2]) + good[len(good)-1:], 403, "PERMISSION_DENIED", "invalid"},
+		{"tampered token", "GET", tampered(good), 403, "PERMISSION_DENIED", "invalid"},
 		{"garbage token", "GET", fx.local.BaseURL + "not-a-token", 403, "PERMISSION_DENIED", "invalid"},
 		{"no token", "GET", fx.local.BaseURL, 403, "PERMISSION_DENIED", "invalid"},
 		{"expired", "GET", fx.url(t, fx.file, time.Now().Add(-time.Second)), 403, "PERMISSION_DENIED", "expired"},
@@ -247,6 +247,9 @@ func TestLocalURL(t *testing.T) {
 	if strings.Contains(u, "part-0") || strings.Contains(u, fx.root) {
 		t.Fatalf("URL %q exposes the path in clear text", u)
 	}
+	if !strings.HasSuffix(u, "?sp=r") {
+		t.Fatalf("URL %q lacks the read marker delta-kernel needs to fetch it over HTTP", u)
+	}
 	if r := do(t, "GET", u, nil); r.status != 200 {
 		t.Fatalf("file:// URL GET = %d", r.status)
 	}
@@ -269,4 +272,10 @@ func TestLocalURL(t *testing.T) {
 			t.Errorf("URL(%q, %q) = %q, want error", b[0], b[1], u)
 		}
 	}
+}
+
+// tampered flips one character of the token in url (before its query).
+func tampered(url string) string {
+	path, query, _ := strings.Cut(url, "?")
+	return path[:len(path)-2] + flipChar(path[len(path)-2]) + path[len(path)-1:] + "?" + query
 }
