@@ -104,7 +104,8 @@ func (s *Server) serveTable(ctx context.Context, w http.ResponseWriter, r *http.
 	// Presigned S3 URLs expire lifetime after their signing second
 	// (X-Amz-Date has no fraction): a whole-second expiration is never
 	// later than the URLs' own.
-	rs := &response{s: s, req: req, l: l, caps: caps, idHash: idHash, exp: s.now().Truncate(time.Second).Add(s.lifetime())}
+	rs := &response{s: s, req: req, l: l, caps: caps, idHash: idHash, changeFeed: changeFeedServable(h),
+		exp: s.now().Truncate(time.Second).Add(s.lifetime())}
 	switch {
 	case req.Route.Op == OpQueryChanges:
 		err = rs.changes(ctx, h, ch)
@@ -231,9 +232,7 @@ func (rs *response) header(v, last version) *Error {
 	rs.format, rs.mapping, rs.version = f, mapping, v.V
 	sch := schemaAt(meta, v)
 	t := tableInfo(rs.l, v, sch)
-	t.ColumnMapping = mapping
-	rs.changeFeed = changeFeedServable(lineage(meta))
-	t.ChangeDataFeed = rs.changeFeed
+	t.ColumnMapping, t.ChangeDataFeed = mapping, rs.changeFeed
 	rs.partitioned = !t.Spec.IsUnpartitioned()
 	if err := rs.add(actions.Protocol(f, t)); err != nil {
 		return err

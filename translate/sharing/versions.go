@@ -1,7 +1,6 @@
 package sharing
 
 import (
-	"strconv"
 	"time"
 
 	"github.com/apache/iceberg-go/table"
@@ -127,11 +126,8 @@ func rewrites(s *table.Snapshot) bool {
 	if s == nil || s.Summary == nil {
 		return false
 	}
-	n := func(k string) int64 {
-		v, _ := strconv.ParseInt(s.Summary.Properties[k], 10, 64)
-		return v
-	}
-	return n("deleted-data-files") > 0 && n("added-data-files") > 0
+	deleted, added := summaryInt(s.Summary.Properties, "deleted-data-files"), summaryInt(s.Summary.Properties, "added-data-files")
+	return deleted != nil && *deleted > 0 && added != nil && *added > 0
 }
 
 // changeFeedServable reports whether every version's changes are exactly
