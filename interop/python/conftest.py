@@ -20,10 +20,13 @@ chosen by the Iceberg `warehouse` property:
 
 import json
 import os
-import re
+import sys
 import uuid
 
 import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import expected_failures  # noqa: E402  (interop/expected_failures.py)
 
 
 class Target:
@@ -101,38 +104,14 @@ def _short_jvm_error(text, limit=12):
     return "\n".join(keep[:limit])
 
 
-def _expected_failures():
-    """{(file, test): (backends, reason, match)} from expected-failures.txt."""
-    out, reason = {}, []
-    path = os.path.join(os.path.dirname(__file__), "expected-failures.txt")
-    with open(path) as f:
-        for line in f:
-            line = line.strip()
-            if not line:
-                reason = []
-            elif line.startswith("#"):
-                reason.append(line.lstrip("# "))
-            else:
-                line, _, match = line.partition(" match: ")
-                backends, test = line.split(None, 1)
-                file, name = test.strip().split("::", 1)
-                out[(file, name)] = (set(backends.split(",")), " ".join(reason), match.strip())
-    return out
-
-
-EXPECTED_MATCH = pytest.StashKey[str]()
-
-
 def pytest_collection_modifyitems(config, items):
-    expected = _expected_failures()
+    expected = expected_failures.load(os.path.dirname(__file__))
     for item in items:
         target = getattr(item, "callspec", None) and item.callspec.params.get("target")
-        key = (os.path.basename(str(item.path)), item.originalname)
+        key = expected_failures.key(item)
         if target and key in expected and target in expected[key][0]:
-            backends, reason, match = expected[key]
-            item.add_marker(pytest.mark.xfail(strict=True, reason=f"{target}'s own failure: {reason}"))
-            if match:
-                item.stash[EXPECTED_MATCH] = match
+            _, reason, match = expected[key]
+            expected_failures.mark(item, f"{target}'s own failure: {' '.join(reason)}", match)
 
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
@@ -141,16 +120,9 @@ def pytest_runtest_makereport(item, call):
     report = outcome.get_result()
     if call.excinfo is None:
         return
-    text = str(call.excinfo.value)
-    # An expected failure counts only when it is the one expected-failures.txt
-    # describes (its `match:` regex is found in the error).
-    match = item.stash.get(EXPECTED_MATCH, "")
-    if getattr(report, "wasxfail", None) and match and not re.search(match, text):
-        report.outcome = "failed"
-        del report.wasxfail
-        report.longrepr = (f"failed, but not as expected-failures.txt expects "
-                           f"(no match for {match!r}):\n{report.longrepr}")
+    if expected_failures.unexpected(item, call, report):
         return
+    text = str(call.excinfo.value)
     # Failures raised from the JVM (Spark) carry a stack trace of hundreds of
     # lines in their message: report the test's line and the Java message
     # and causes instead.

@@ -27,10 +27,13 @@ conftest marks those tests xfail(strict=True) for the listed fmt values.
 import contextlib
 import json
 import os
-import re
+import sys
 import uuid
 
 import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import expected_failures  # noqa: E402  (interop/expected_failures.py)
 
 URI = os.environ.get("LAKEGATE_SHARING_URI", "")
 PROFILE = os.environ.get("LAKEGATE_SHARING_PROFILE", "")
@@ -120,40 +123,16 @@ def expected(rows_):
 
 # --- expected-failures.txt
 
-def _expected_failures():
-    """{(file, test): (fmts, title, match)}."""
-    out, reason = {}, []
-    path = os.path.join(os.path.dirname(__file__), "expected-failures.txt")
-    with open(path) as f:
-        for line in f:
-            line = line.strip()
-            if not line:
-                reason = []
-            elif line.startswith("#"):
-                reason.append(line.lstrip("# "))
-            else:
-                line, _, match = line.partition(" match: ")
-                fmts, test = line.split(None, 1)
-                file, name = test.strip().split("::", 1)
-                # The entry's first comment line is its title (the xfail reason).
-                out[(file, name)] = (set(fmts.split(",")), reason[0] if reason else "", match.strip())
-    return out
-
-
-EXPECTED_MATCH = pytest.StashKey[str]()
-
-
 def pytest_collection_modifyitems(config, items):
-    expected_ = _expected_failures()
+    expected = expected_failures.load(os.path.dirname(__file__))
     for item in items:
         params = getattr(item, "callspec", None) and item.callspec.params or {}
         fmt = params.get("fmt", "*")
-        key = (os.path.basename(str(item.path)), item.originalname)
-        if key in expected_ and (fmt in expected_[key][0] or "*" in expected_[key][0]):
-            _, reason, match = expected_[key]
-            item.add_marker(pytest.mark.xfail(strict=True, reason=f"{reason} (expected-failures.txt)"))
-            if match:
-                item.stash[EXPECTED_MATCH] = match
+        key = expected_failures.key(item)
+        if key in expected and (fmt in expected[key][0] or "*" in expected[key][0]):
+            _, reason, match = expected[key]
+            # The entry's first comment line is its title (the xfail reason).
+            expected_failures.mark(item, f"{reason[0] if reason else ''} (expected-failures.txt)", match)
 
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
@@ -162,12 +141,4 @@ def pytest_runtest_makereport(item, call):
     report = outcome.get_result()
     if call.excinfo is None:
         return
-    # An expected failure counts only when it is the one expected-failures.txt
-    # describes (its `match:` regex is found in the error).
-    match = item.stash.get(EXPECTED_MATCH, "")
-    text = str(call.excinfo.value)
-    if getattr(report, "wasxfail", None) and match and not re.search(match, text):
-        report.outcome = "failed"
-        del report.wasxfail
-        report.longrepr = (f"failed, but not as expected-failures.txt expects "
-                           f"(no match for {match!r}):\n{report.longrepr}")
+    expected_failures.unexpected(item, call, report)
