@@ -191,7 +191,8 @@ func TestDeltaTableLifecycle(t *testing.T) {
 			map[string]any{"action": "remove-properties", "removals": []string{"delta.enableDeletionVectors"}},
 			map[string]any{"action": "set-properties", "updates": map[string]string{"owner.team": "sales"}},
 			map[string]any{"action": "set-table-comment", "comment": "renamed comment"},
-			map[string]any{"action": "set-protocol", "protocol": map[string]any{"min-reader-version": 1, "min-writer-version": 3}},
+			map[string]any{"action": "set-protocol", "protocol": map[string]any{"min-reader-version": 3, "min-writer-version": 7,
+				"reader-features": []string{"deletionVectors"}, "writer-features": []string{"deletionVectors", "domainMetadata", "clustering"}}},
 			map[string]any{"action": "set-domain-metadata", "updates": map[string]any{"delta.clustering": map[string]any{"clusteringColumns": [][]string{{"region"}}}}},
 		},
 	})
@@ -202,7 +203,8 @@ func TestDeltaTableLifecycle(t *testing.T) {
 	assert.NotContains(t, tbl.Properties(), "delta.enableDeletionVectors")
 	assert.Equal(t, "renamed comment", tbl.Properties()["comment"])
 	props = meta(out)["properties"].(map[string]any)
-	assert.Equal(t, "3", props["delta.minWriterVersion"])
+	assert.Equal(t, "7", props["delta.minWriterVersion"])
+	assert.Equal(t, "supported", props["delta.feature.clustering"])
 	assert.Equal(t, `[["region"]]`, props["delta.clusteringColumns"])
 
 	// set-columns keeps field ids by name, drops and adds

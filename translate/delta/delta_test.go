@@ -123,7 +123,7 @@ func TestParseCreateBadInput(t *testing.T) {
 		{"protocol without reader", createReq(func(m map[string]any) { m["protocol"] = map[string]any{"min-writer-version": 2} }), InvalidParameterValue, "protocol.min-reader-version is required"},
 		{"protocol zero", createReq(func(m map[string]any) {
 			m["protocol"] = map[string]any{"min-reader-version": 0, "min-writer-version": 2}
-		}), InvalidParameterValue, "protocol.min-reader-version must be at least 1"},
+		}), InvalidParameterValue, "protocol.min-reader-version must be 1, 2 or 3, got 0"},
 		{"missing properties", createReq(func(m map[string]any) { delete(m, "properties") }), InvalidParameterValue, "properties is required (it may be empty)"},
 		{"missing timestamp", createReq(func(m map[string]any) { delete(m, "last-commit-timestamp-ms") }), InvalidParameterValue, "last-commit-timestamp-ms is required"},
 		{"derived property", createReq(func(m map[string]any) { m["properties"] = map[string]string{"delta.minReaderVersion": "3"} }), InvalidParameterValue, `property "delta.minReaderVersion" is derived by the server and cannot be written`},
@@ -140,6 +140,17 @@ func TestParseCreateBadInput(t *testing.T) {
 		{"unknown partition column", createReq(func(m map[string]any) { m["partition-columns"] = []string{"nope"} }), InvalidParameterValue, `partition column "nope" is not a top-level column`},
 		{"repeated partition column", createReq(func(m map[string]any) { m["partition-columns"] = []string{"id", "ID"} }), InvalidParameterValue, `partition column "ID" is listed twice`},
 		{"bad domain", createReq(func(m map[string]any) { m["domain-metadata"] = map[string]any{"delta.clustering": map[string]any{}} }), InvalidParameterValue, `domain "delta.clustering": missing "clusteringColumns"`},
+		{"domain without feature", createReq(func(m map[string]any) {
+			m["domain-metadata"] = map[string]any{"delta.clustering": map[string]any{"clusteringColumns": [][]string{{"id"}}}}
+		}), InvalidParameterValue, `domain metadata needs writer version 7 with the "domainMetadata" writer feature`},
+		{"clustering without its feature", createReq(func(m map[string]any) {
+			m["protocol"] = map[string]any{"min-reader-version": 1, "min-writer-version": 7, "writer-features": []string{"domainMetadata"}}
+			m["domain-metadata"] = map[string]any{"delta.clustering": map[string]any{"clusteringColumns": [][]string{{"id"}}}}
+		}), InvalidParameterValue, `domain "delta.clustering" needs the "clustering" writer feature`},
+		{"property without feature", createReq(func(m map[string]any) { m["properties"] = map[string]string{"delta.enableDeletionVectors": "true"} }),
+			InvalidParameterValue, `property delta.enableDeletionVectors=true needs the "deletionVectors" table feature in the protocol`},
+		{"column mapping on reader 1", createReq(func(m map[string]any) { m["properties"] = map[string]string{"delta.columnMapping.mode": "name"} }),
+			InvalidParameterValue, `property delta.columnMapping.mode=name needs the "columnMapping" table feature (or reader 2 / writer 5)`},
 		{"uniform without location", createReq(func(m map[string]any) { m["uniform"] = map[string]any{"iceberg": map[string]any{}} }), InvalidParameterValue, "uniform.iceberg.metadata-location is required when uniform is given"},
 		{"bad name", createReq(func(m map[string]any) { m["name"] = "a/b" }), InvalidParameterValue, `invalid table name "a/b"`},
 	} {

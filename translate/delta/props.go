@@ -1,8 +1,11 @@
 package delta
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -76,9 +79,7 @@ func protocolOf(props map[string]string) ProtocolOut {
 }
 
 func encodeProtocol(p *Protocol) string {
-	out := ProtocolOut{MinReaderVersion: *p.MinReaderVersion, MinWriterVersion: *p.MinWriterVersion,
-		ReaderFeatures: p.ReaderFeatures, WriterFeatures: p.WriterFeatures}
-	b, _ := json.Marshal(out)
+	b, _ := json.Marshal(p.out())
 	return string(b)
 }
 
@@ -143,7 +144,7 @@ func domainProps(domains map[string]json.RawMessage) (map[string]string, *Error)
 		if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
 			return nil, invalidParam("domain %q: configuration must be a JSON object", name)
 		}
-		if err := checkKnownDomain(name, obj); err != nil {
+		if err := checkKnownDomain(name, raw); err != nil {
 			return nil, err
 		}
 		b, _ := json.Marshal(obj)
@@ -152,15 +153,53 @@ func domainProps(domains map[string]json.RawMessage) (map[string]string, *Error)
 	return out, nil
 }
 
-// checkKnownDomain applies the spec's required fields of the domains it
-// types; other domains are kept as given.
-func checkKnownDomain(name string, obj map[string]any) *Error {
-	need := map[string]string{"delta.clustering": "clusteringColumns", "delta.rowTracking": "rowIdHighWaterMark"}[name]
-	if need == "" {
-		return nil
+// checkKnownDomain checks the shape of the system domains the spec types
+// (DeltaClusteringDomainMetadata, DeltaRowTrackingDomainMetadata). Other
+// delta.* domains belong to Delta features lakegate cannot check, so they
+// are refused; user domains are kept as given.
+func checkKnownDomain(name string, raw json.RawMessage) *Error {
+	switch {
+	case name == "delta.clustering":
+		var c struct {
+			ClusteringColumns *[][]string `json:"clusteringColumns"`
+		}
+		if err := strictDecode(raw, &c); err != nil {
+			return invalidParam("domain %q: %v", name, err)
+		}
+		if c.ClusteringColumns == nil {
+			return invalidParam("domain %q: missing %q", name, "clusteringColumns")
+		}
+		for _, path := range *c.ClusteringColumns {
+			if len(path) == 0 || slices.Contains(path, "") {
+				return invalidParam("domain %q: clusteringColumns paths must be non-empty lists of non-empty names", name)
+			}
+		}
+	case name == "delta.rowTracking":
+		var rt struct {
+			RowIDHighWaterMark *int64 `json:"rowIdHighWaterMark"`
+		}
+		if err := strictDecode(raw, &rt); err != nil {
+			return invalidParam("domain %q: %v", name, err)
+		}
+		if rt.RowIDHighWaterMark == nil {
+			return invalidParam("domain %q: missing %q", name, "rowIdHighWaterMark")
+		}
+		if *rt.RowIDHighWaterMark < -1 {
+			return invalidParam("domain %q: rowIdHighWaterMark must be at least -1 (none assigned)", name)
+		}
+	case strings.HasPrefix(name, "delta."):
+		return invalidParam("domain %q: unknown system domain (delta.* domains belong to Delta features; "+
+			"lakegate knows delta.clustering and delta.rowTracking)", name)
 	}
-	if _, ok := obj[need]; !ok {
-		return invalidParam("domain %q: missing %q", name, need)
+	return nil
+}
+
+// strictDecode decodes a domain configuration, refusing unknown keys.
+func strictDecode(raw json.RawMessage, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("configuration does not match its schema: %v", err)
 	}
 	return nil
 }

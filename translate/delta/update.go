@@ -68,6 +68,9 @@ func (s *Service) Update(ctx context.Context, ref Ref, req *UpdateTableRequest) 
 	for i := range req.Updates {
 		byAction[req.Updates[i].Action] = &req.Updates[i]
 	}
+	if err := checkUpdateState(l.Metadata.Properties(), byAction); err != nil {
+		return nil, err
+	}
 	before := l
 	if u := byAction[ActAddCommit]; u != nil && resent(u, l) {
 		delete(byAction, ActAddCommit) // a retry of the ratified latest commit: already applied

@@ -75,28 +75,16 @@ func (req *CreateTableRequest) validate() *Error {
 	if req.Uniform != nil && (req.Uniform.Iceberg == nil || req.Uniform.Iceberg.MetadataLocation == "") {
 		return invalidParam("uniform.iceberg.metadata-location is required when uniform is given")
 	}
-	_, derr := domainProps(req.DomainMetadata)
-	return derr
+	if _, err := domainProps(req.DomainMetadata); err != nil {
+		return err
+	}
+	return checkState(req.Protocol.out(), req.Properties, sortedKeys(req.DomainMetadata))
 }
 
 // checkName rejects names that cannot be an Iceberg table name on a path.
 func checkName(name string) *Error {
 	if name == "." || name == ".." || strings.ContainsAny(name, "/\x00") {
 		return invalidParam("invalid table name %q", name)
-	}
-	return nil
-}
-
-func (p *Protocol) validate() *Error {
-	switch {
-	case p.MinReaderVersion == nil:
-		return invalidParam("protocol.min-reader-version is required")
-	case p.MinWriterVersion == nil:
-		return invalidParam("protocol.min-writer-version is required")
-	case *p.MinReaderVersion < 1:
-		return invalidParam("protocol.min-reader-version must be at least 1")
-	case *p.MinWriterVersion < 1:
-		return invalidParam("protocol.min-writer-version must be at least 1")
 	}
 	return nil
 }

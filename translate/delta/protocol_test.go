@@ -1,0 +1,119 @@
+package delta
+
+import (
+	"encoding/json"
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Protocols the Delta protocol does not allow, each with its exact error.
+func TestProtocolValidateBadInput(t *testing.T) {
+	for _, tc := range []struct{ name, protocol, message string }{
+		{"reader missing", `{"min-writer-version":2}`, "protocol.min-reader-version is required"},
+		{"writer missing", `{"min-reader-version":1}`, "protocol.min-writer-version is required"},
+		{"reader 5", `{"min-reader-version":5,"min-writer-version":7,"reader-features":[],"writer-features":[]}`, "protocol.min-reader-version must be 1, 2 or 3, got 5"},
+		{"writer 8", `{"min-reader-version":1,"min-writer-version":8}`, "protocol.min-writer-version must be between 1 and 7, got 8"},
+		{"writer 0", `{"min-reader-version":1,"min-writer-version":0}`, "protocol.min-writer-version must be between 1 and 7, got 0"},
+		{"reader 3 writer 5", `{"min-reader-version":3,"min-writer-version":5,"reader-features":[]}`, "protocol: reader version 3 needs writer version 7, got 5"},
+		{"writer 7 without features", `{"min-reader-version":1,"min-writer-version":7}`, "protocol: writer version 7 must list writer-features"},
+		{"reader 3 without features", `{"min-reader-version":3,"min-writer-version":7,"writer-features":[]}`, "protocol: reader version 3 must list reader-features"},
+		{"reader features on reader 1", `{"min-reader-version":1,"min-writer-version":7,"reader-features":["columnMapping"],"writer-features":["columnMapping"]}`, "protocol: reader-features are only listed with reader version 3, got 1"},
+		{"writer features on writer 4", `{"min-reader-version":1,"min-writer-version":4,"writer-features":["changeDataFeed"]}`, "protocol: writer-features are only listed with writer version 7, got 4"},
+		{"unknown writer feature", `{"min-reader-version":1,"min-writer-version":7,"writer-features":["teleport"]}`, `protocol: unknown table feature "teleport"`},
+		{"unknown reader feature", `{"min-reader-version":3,"min-writer-version":7,"reader-features":["teleport"],"writer-features":["teleport"]}`, `protocol: unknown table feature "teleport"`},
+		{"writer-only feature read", `{"min-reader-version":3,"min-writer-version":7,"reader-features":["appendOnly"],"writer-features":["appendOnly"]}`, `protocol: "appendOnly" is a writer-only feature and cannot be in reader-features`},
+		{"reader feature not written", `{"min-reader-version":3,"min-writer-version":7,"reader-features":["deletionVectors"],"writer-features":[]}`, `protocol: reader feature "deletionVectors" must be in writer-features too`},
+		{"reader-writer feature only written", `{"min-reader-version":3,"min-writer-version":7,"reader-features":[],"writer-features":["deletionVectors"]}`, `protocol: "deletionVectors" is a reader-writer feature and must be in reader-features too`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var p Protocol
+			require.NoError(t, json.Unmarshal([]byte(tc.protocol), &p))
+			err := p.validate()
+			require.NotNil(t, err)
+			assert.Equal(t, http.StatusBadRequest, err.Code)
+			assert.Equal(t, InvalidParameterValue, err.Type)
+			assert.Equal(t, tc.message, err.Message)
+		})
+	}
+}
+
+func TestProtocolValidateAccepts(t *testing.T) {
+	for _, ok := range []string{
+		`{"min-reader-version":1,"min-writer-version":2}`,
+		`{"min-reader-version":2,"min-writer-version":5}`,
+		`{"min-reader-version":1,"min-writer-version":7,"writer-features":["appendOnly","domainMetadata","clustering"]}`,
+		`{"min-reader-version":3,"min-writer-version":7,"reader-features":["deletionVectors","columnMapping"],"writer-features":["deletionVectors","columnMapping","rowTracking","domainMetadata"]}`,
+		`{"min-reader-version":3,"min-writer-version":7,"reader-features":["variantType-preview"],"writer-features":["variantType-preview"]}`,
+	} {
+		var p Protocol
+		require.NoError(t, json.Unmarshal([]byte(ok), &p))
+		assert.Nil(t, p.validate(), ok)
+	}
+}
+
+// Domain configurations of the wrong shape.
+func TestDomainShapesBadInput(t *testing.T) {
+	for _, tc := range []struct{ name, domains, message string }{
+		{"not an object", `{"d":[1]}`, `domain "d": configuration must be a JSON object`},
+		{"empty name", `{"":{}}`, "domain names must not be empty"},
+		{"clustering missing", `{"delta.clustering":{}}`, `domain "delta.clustering": missing "clusteringColumns"`},
+		{"clustering flat", `{"delta.clustering":{"clusteringColumns":["a"]}}`, `domain "delta.clustering": configuration does not match its schema: json: cannot unmarshal string into Go struct field .clusteringColumns of type []string`},
+		{"clustering empty path", `{"delta.clustering":{"clusteringColumns":[[]]}}`, `domain "delta.clustering": clusteringColumns paths must be non-empty lists of non-empty names`},
+		{"clustering empty name", `{"delta.clustering":{"clusteringColumns":[["a",""]]}}`, `domain "delta.clustering": clusteringColumns paths must be non-empty lists of non-empty names`},
+		{"clustering extra key", `{"delta.clustering":{"clusteringColumns":[["a"]],"x":1}}`, `domain "delta.clustering": configuration does not match its schema: json: unknown field "x"`},
+		{"row tracking fraction", `{"delta.rowTracking":{"rowIdHighWaterMark":1.5}}`, `domain "delta.rowTracking": configuration does not match its schema: json: cannot unmarshal number 1.5 into Go struct field .rowIdHighWaterMark of type int64`},
+		{"row tracking string", `{"delta.rowTracking":{"rowIdHighWaterMark":"7"}}`, `domain "delta.rowTracking": configuration does not match its schema: json: cannot unmarshal string into Go struct field .rowIdHighWaterMark of type int64`},
+		{"row tracking negative", `{"delta.rowTracking":{"rowIdHighWaterMark":-2}}`, `domain "delta.rowTracking": rowIdHighWaterMark must be at least -1 (none assigned)`},
+		{"unknown system domain", `{"delta.teleport":{}}`, `domain "delta.teleport": unknown system domain (delta.* domains belong to Delta features; lakegate knows delta.clustering and delta.rowTracking)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var d map[string]json.RawMessage
+			require.NoError(t, json.Unmarshal([]byte(tc.domains), &d))
+			_, err := domainProps(d)
+			require.NotNil(t, err)
+			assert.Equal(t, tc.message, err.Message)
+		})
+	}
+	_, err := domainProps(map[string]json.RawMessage{"delta.rowTracking": json.RawMessage(`{"rowIdHighWaterMark":-1}`), "app.x": json.RawMessage(`{"any":[1]}`)})
+	assert.Nil(t, err)
+}
+
+// What an update may turn on, against the protocol the table will have.
+func TestCheckUpdateState(t *testing.T) {
+	const v7 = `{"min-reader-version":1,"min-writer-version":7,"writer-features":["domainMetadata","changeDataFeed"]}`
+	for _, tc := range []struct {
+		name    string
+		stored  string
+		updates string
+		message string // "" = accepted
+	}{
+		{"downgrade", v7, `[{"action":"set-protocol","protocol":{"min-reader-version":1,"min-writer-version":4}}]`, "set-protocol: protocol versions cannot go down (reader 1, writer 7 now)"},
+		{"drop feature", v7, `[{"action":"set-protocol","protocol":{"min-reader-version":1,"min-writer-version":7,"writer-features":["domainMetadata"]}}]`, `set-protocol: table feature "changeDataFeed" cannot be removed`},
+		{"legacy feature lost", `{"min-reader-version":1,"min-writer-version":2}`, `[{"action":"set-protocol","protocol":{"min-reader-version":1,"min-writer-version":7,"writer-features":["appendOnly"]}}]`, `set-protocol: writer version 2 supports "invariants"; writer 7 must list it`},
+		{"property needs feature", `{"min-reader-version":1,"min-writer-version":2}`, `[{"action":"set-properties","updates":{"delta.enableChangeDataFeed":"true"}}]`, `property delta.enableChangeDataFeed=true needs the "changeDataFeed" table feature in the protocol`},
+		{"property with upgrade", `{"min-reader-version":1,"min-writer-version":2}`, `[{"action":"set-protocol","protocol":{"min-reader-version":1,"min-writer-version":4}},{"action":"set-properties","updates":{"delta.enableChangeDataFeed":"true"}}]`, ""},
+		{"domain needs feature", `{"min-reader-version":1,"min-writer-version":2}`, `[{"action":"set-domain-metadata","updates":{"app.x":{"a":1}}}]`, `domain metadata needs writer version 7 with the "domainMetadata" writer feature`},
+		{"domain with feature", v7, `[{"action":"set-domain-metadata","updates":{"app.x":{"a":1}}}]`, ""},
+		{"row tracking needs feature", v7, `[{"action":"set-domain-metadata","updates":{"delta.rowTracking":{"rowIdHighWaterMark":3}}}]`, `domain "delta.rowTracking" needs the "rowTracking" writer feature`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body := `{"requirements":[` + okUUID + `],"updates":` + tc.updates + `}`
+			req, perr := ParseUpdate([]byte(body))
+			require.Nil(t, perr)
+			by := map[string]*Update{}
+			for i := range req.Updates {
+				by[req.Updates[i].Action] = &req.Updates[i]
+			}
+			err := checkUpdateState(map[string]string{PropProtocol: tc.stored}, by)
+			if tc.message == "" {
+				assert.Nil(t, err)
+				return
+			}
+			require.NotNil(t, err)
+			assert.Equal(t, tc.message, err.Message)
+		})
+	}
+}
