@@ -191,17 +191,28 @@ func applyType(dt schema.DataType, it iceberg.Type, id int, ex map[string]column
 	return dt
 }
 
-// evolve builds the Iceberg schema for set-columns: columns matched by
-// name (case-insensitively, at the same path) keep their field ids, so
-// data written before stays readable; new columns get ids above the
-// table's last column id. Changes Iceberg cannot make are errors.
-func evolve(cur *iceberg.Schema, lastColumnID int, cols schema.StructType) (*iceberg.Schema, error) {
+// evolver builds the Iceberg schema for set-columns. A column keeps its
+// field id, so data written before stays readable, when it is the same
+// column: the same Delta column-mapping id or physical name as recorded for
+// that field (a rename), or else the same name (case-insensitively, at the
+// same path). New columns get ids above the table's last column id.
+// Changes Iceberg cannot make are errors.
+type evolver struct {
+	next     int
+	hasData  bool
+	freshKey map[int][]string // fresh field id → its column-mapping keys
+	oldByKey map[string]int   // column-mapping key → existing field id
+}
+
+func evolve(cur *iceberg.Schema, lastColumnID int, cols schema.StructType, props map[string]string, hasData bool) (*iceberg.Schema, error) {
 	fresh, err := schema.FromDelta(cols)
 	if err != nil {
 		return nil, err
 	}
-	next := lastColumnID
-	fields, err := matchFields(fresh.Fields(), cur.Fields(), &next, "")
+	e := &evolver{next: lastColumnID, hasData: hasData, freshKey: map[int][]string{}, oldByKey: map[string]int{}}
+	e.keyFresh(cols, fresh.Fields())
+	e.keyOld(props)
+	fields, err := e.matchFields(fresh.Fields(), cur.Fields(), true, "")
 	if err != nil {
 		return nil, err
 	}
@@ -214,41 +225,129 @@ func evolve(cur *iceberg.Schema, lastColumnID int, cols schema.StructType) (*ice
 	return iceberg.NewSchemaWithIdentifiers(0, ids, fields...), nil
 }
 
-func matchFields(fresh, old []iceberg.NestedField, next *int, path string) ([]iceberg.NestedField, error) {
-	byName := make(map[string]iceberg.NestedField, len(old))
-	for _, f := range old {
-		byName[strings.ToLower(f.Name)] = f
+// mappingKeys are the Delta column-mapping identities in field metadata.
+func mappingKeys(md map[string]any) []string {
+	var keys []string
+	switch n := md[schema.MetaColumnMappingID].(type) {
+	case float64:
+		keys = append(keys, "id:"+strconv.FormatFloat(n, 'f', -1, 64))
+	case json.Number:
+		keys = append(keys, "id:"+n.String())
+	case int64:
+		keys = append(keys, "id:"+strconv.FormatInt(n, 10))
 	}
-	out := make([]iceberg.NestedField, 0, len(fresh))
-	for _, f := range fresh {
+	if p, ok := md[schema.MetaColumnMappingPhysicalName].(string); ok && p != "" {
+		keys = append(keys, "physical:"+p)
+	}
+	return keys
+}
+
+// keyFresh walks the Delta columns beside the Iceberg fields made from them.
+func (e *evolver) keyFresh(st schema.StructType, fields []iceberg.NestedField) {
+	for i, f := range st.Fields {
+		if i >= len(fields) {
+			return
+		}
+		if k := mappingKeys(f.Metadata); len(k) > 0 {
+			e.freshKey[fields[i].ID] = k
+		}
+		if inner, ok := f.Type.(schema.StructType); ok {
+			if is, ok := fields[i].Type.(*iceberg.StructType); ok {
+				e.keyFresh(inner, is.FieldList)
+			}
+		}
+	}
+}
+
+// keyOld reads the column-mapping identities PropColumns recorded.
+func (e *evolver) keyOld(props map[string]string) {
+	var ex map[string]columnExtra
+	if raw := props[PropColumns]; raw == "" || json.Unmarshal([]byte(raw), &ex) != nil {
+		return
+	}
+	for id, x := range ex {
+		n, err := strconv.Atoi(id)
+		if err != nil {
+			continue
+		}
+		for _, k := range mappingKeys(x.Metadata) {
+			e.oldByKey[k] = n
+		}
+	}
+}
+
+// match finds the existing field a fresh one is: by column-mapping identity
+// first, then by name among fields nothing else claimed.
+func (e *evolver) match(f iceberg.NestedField, old []iceberg.NestedField, claimed map[int]bool) (iceberg.NestedField, bool) {
+	for _, k := range e.freshKey[f.ID] {
+		if id, ok := e.oldByKey[k]; ok {
+			for _, o := range old {
+				if o.ID == id && !claimed[o.ID] {
+					return o, true
+				}
+			}
+		}
+	}
+	for _, o := range old {
+		if strings.EqualFold(o.Name, f.Name) && !claimed[o.ID] && !e.claimedByKey(o.ID) {
+			return o, true
+		}
+	}
+	return iceberg.NestedField{}, false
+}
+
+// claimedByKey reports an existing field whose recorded identity some
+// fresh field carries: that one is the rename target, not a name match.
+func (e *evolver) claimedByKey(id int) bool {
+	for _, keys := range e.freshKey {
+		for _, k := range keys {
+			if e.oldByKey[k] == id {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// matchFields matches one struct level; parentExists is false inside a
+// column that is itself new (its required children hold no old rows).
+func (e *evolver) matchFields(fresh, old []iceberg.NestedField, parentExists bool, path string) ([]iceberg.NestedField, error) {
+	claimed := map[int]bool{}
+	// Identity matches first, so a renamed column is not taken by name.
+	out := make([]iceberg.NestedField, len(fresh))
+	for i, f := range fresh {
 		fpath := join(path, f.Name)
-		o, ok := byName[strings.ToLower(f.Name)]
+		o, ok := e.match(f, old, claimed)
 		if !ok {
-			f.ID = newID(next)
-			typ, err := renumber(f.Type, nil, next, fpath)
+			if f.Required && parentExists && e.hasData {
+				return nil, fmt.Errorf("column %q: a non-nullable column cannot be added to a table with data (its existing rows have no value)", fpath)
+			}
+			f.ID = e.newID()
+			typ, err := e.renumber(f.Type, nil, fpath)
 			if err != nil {
 				return nil, err
 			}
 			f.Type = typ
-			out = append(out, f)
+			out[i] = f
 			continue
 		}
+		claimed[o.ID] = true
 		if f.Required && !o.Required {
 			return nil, fmt.Errorf("column %q: an existing nullable column cannot become non-nullable", fpath)
 		}
-		typ, err := renumber(f.Type, o.Type, next, fpath)
+		typ, err := e.renumber(f.Type, o.Type, fpath)
 		if err != nil {
 			return nil, err
 		}
 		f.ID, f.Type = o.ID, typ
-		out = append(out, f)
+		out[i] = f
 	}
 	return out, nil
 }
 
-func newID(next *int) int {
-	*next++
-	return *next
+func (e *evolver) newID() int {
+	e.next++
+	return e.next
 }
 
 func join(parent, name string) string {
@@ -260,7 +359,7 @@ func join(parent, name string) string {
 
 // renumber gives a fresh type the ids of old (nil: a new column) and checks
 // the change is one Iceberg allows.
-func renumber(t, old iceberg.Type, next *int, path string) (iceberg.Type, error) {
+func (e *evolver) renumber(t, old iceberg.Type, path string) (iceberg.Type, error) {
 	switch t := t.(type) {
 	case *iceberg.StructType:
 		var oldFields []iceberg.NestedField
@@ -271,7 +370,7 @@ func renumber(t, old iceberg.Type, next *int, path string) (iceberg.Type, error)
 			}
 			oldFields = os.FieldList
 		}
-		fields, err := matchFields(t.FieldList, oldFields, next, path)
+		fields, err := e.matchFields(t.FieldList, oldFields, old != nil, path)
 		return &iceberg.StructType{FieldList: fields}, err
 	case *iceberg.ListType:
 		var oe iceberg.Type
@@ -284,12 +383,12 @@ func renumber(t, old iceberg.Type, next *int, path string) (iceberg.Type, error)
 			oe, id = ol.Element, ol.ElementID
 		}
 		if id == 0 {
-			id = newID(next)
+			id = e.newID()
 		}
-		elem, err := renumber(t.Element, oe, next, path+".element")
+		elem, err := e.renumber(t.Element, oe, path+".element")
 		return &iceberg.ListType{ElementID: id, Element: elem, ElementRequired: t.ElementRequired}, err
 	case *iceberg.MapType:
-		return renumberMap(t, old, next, path)
+		return e.renumberMap(t, old, path)
 	}
 	if old != nil && !promotable(old, t) {
 		return nil, changed(path, old, t)
@@ -297,7 +396,7 @@ func renumber(t, old iceberg.Type, next *int, path string) (iceberg.Type, error)
 	return t, nil
 }
 
-func renumberMap(t *iceberg.MapType, old iceberg.Type, next *int, path string) (iceberg.Type, error) {
+func (e *evolver) renumberMap(t *iceberg.MapType, old iceberg.Type, path string) (iceberg.Type, error) {
 	var ok, ov iceberg.Type
 	kid, vid := 0, 0
 	if old != nil {
@@ -308,16 +407,16 @@ func renumberMap(t *iceberg.MapType, old iceberg.Type, next *int, path string) (
 		ok, ov, kid, vid = om.KeyType, om.ValueType, om.KeyID, om.ValueID
 	}
 	if kid == 0 {
-		kid = newID(next)
+		kid = e.newID()
 	}
 	if vid == 0 {
-		vid = newID(next)
+		vid = e.newID()
 	}
-	key, err := renumber(t.KeyType, ok, next, path+".key")
+	key, err := e.renumber(t.KeyType, ok, path+".key")
 	if err != nil {
 		return nil, err
 	}
-	val, err := renumber(t.ValueType, ov, next, path+".value")
+	val, err := e.renumber(t.ValueType, ov, path+".value")
 	return &iceberg.MapType{KeyID: kid, KeyType: key, ValueID: vid, ValueType: val, ValueRequired: t.ValueRequired}, err
 }
 

@@ -274,7 +274,7 @@ func (s *Service) createUniform(ctx context.Context, c *icebergClient, ref Ref, 
 		return nil, err
 	}
 	delete(props, PropColumns)
-	if matched, err := evolve(l.Metadata.CurrentSchema(), l.Metadata.LastColumnID(), cols); err == nil {
+	if matched, err := evolve(l.Metadata.CurrentSchema(), l.Metadata.LastColumnID(), cols, nil, false); err == nil {
 		// (columns the metadata cannot hold as given keep no extras: its
 		// schema is what the table has)
 		ex, err := extras(cols, matched)

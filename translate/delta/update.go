@@ -266,7 +266,7 @@ func appendProps(ups []table.Update, m table.Metadata, set map[string]string, re
 // setColumns evolves the schema keeping field ids by name; a partition
 // source column cannot be dropped.
 func setColumns(m table.Metadata, cols schema.StructType, set map[string]string, remove *[]string) (*iceberg.Schema, []table.Update, error) {
-	next, err := evolve(m.CurrentSchema(), m.LastColumnID(), cols)
+	next, err := evolve(m.CurrentSchema(), m.LastColumnID(), cols, m.Properties(), hasData(m))
 	if err != nil {
 		return nil, nil, invalidParam("set-columns: %v", err)
 	}
@@ -288,6 +288,20 @@ func setColumns(m table.Metadata, cols schema.StructType, set map[string]string,
 		*remove = append(*remove, PropColumns)
 	}
 	return next, []table.Update{table.NewAddSchemaUpdate(next), table.NewSetCurrentSchemaUpdate(-1)}, nil
+}
+
+// hasData reports a table whose current snapshot holds rows (or does not
+// say how many it holds).
+func hasData(m table.Metadata) bool {
+	cs := m.CurrentSnapshot()
+	if cs == nil {
+		return false
+	}
+	if cs.Summary == nil {
+		return true
+	}
+	n, ok := cs.Summary.Properties["total-records"]
+	return !ok || n != "0"
 }
 
 // setPartitionColumns replaces the spec, which Delta allows only before any
