@@ -309,8 +309,10 @@ func TestDeltaCreateUniform(t *testing.T) {
 	base, dir := deltaGateway(t)
 	ice := gatewayClient(t, base, "lake")
 	require.NoError(t, ice.CreateNamespace(ctx, table.Identifier{"sales"}, nil))
-	// The engine's Iceberg metadata: a table written with iceberg-go.
-	src, err := ice.CreateTable(ctx, table.Identifier{"sales", "engine"}, embeddedtest.EventSchema,
+	// The engine's Iceberg metadata: a table written with iceberg-go (in
+	// another schema: one schema's tables may not share a location).
+	require.NoError(t, ice.CreateNamespace(ctx, table.Identifier{"engine"}, nil))
+	src, err := ice.CreateTable(ctx, table.Identifier{"engine", "engine"}, embeddedtest.EventSchema,
 		catalog.WithLocation("file://"+filepath.Join(dir, "engine")))
 	require.NoError(t, err)
 	src = appendEvents(t, src, 0, 4)
@@ -423,7 +425,8 @@ func TestDeltaCreateUniformColumnExtras(t *testing.T) {
 	base, dir := deltaGateway(t)
 	ice := gatewayClient(t, base, "lake")
 	require.NoError(t, ice.CreateNamespace(ctx, table.Identifier{"sales"}, nil))
-	src, err := ice.CreateTable(ctx, table.Identifier{"sales", "engine"}, iceberg.NewSchema(0,
+	require.NoError(t, ice.CreateNamespace(ctx, table.Identifier{"engine"}, nil))
+	src, err := ice.CreateTable(ctx, table.Identifier{"engine", "engine"}, iceberg.NewSchema(0,
 		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
 		iceberg.NestedField{ID: 2, Name: "gone", Type: iceberg.PrimitiveTypes.String},
 		iceberg.NestedField{ID: 3, Name: "n", Type: iceberg.PrimitiveTypes.Int32},
@@ -481,4 +484,39 @@ func TestDeltaRefusesPlainIcebergTables(t *testing.T) {
 	after, err := ice.LoadTable(ctx, table.Identifier{"sales", "plain"})
 	require.NoError(t, err)
 	assert.NotContains(t, after.Properties(), "k", "the refused update did not reach the table")
+}
+
+// A create's location must be absolute, inside the catalog's allowed
+// locations, and apart from every other table of the schema.
+func TestDeltaCreateLocations(t *testing.T) {
+	ctx := context.Background()
+	base, dir := deltaGateway(t)
+	require.NoError(t, gatewayClient(t, base, "lake").CreateNamespace(ctx, table.Identifier{"sales"}, nil))
+	code, out := createEvents(t, base, dir, "events", nil)
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	for _, tc := range []struct {
+		name, location string
+		code           int
+		typ, message   string
+	}{
+		{"relative", "events2", 400, "InvalidParameterValueException", `location "events2" is not an absolute storage location: a relative location`},
+		{"dot segments", "file://" + dir + "/x/../events", 400, "InvalidParameterValueException", `location "file://` + dir + `/x/../events" is not an absolute storage location: a location with . or .. segments`},
+		{"inside another table", "file://" + filepath.Join(dir, "events", "sub"), 400, "InvalidParameterValueException",
+			`location "file://` + filepath.Join(dir, "events", "sub") + `" overlaps table sales.events at "file://` + filepath.Join(dir, "events") + `"`},
+		{"around another table", "file://" + dir, 400, "InvalidParameterValueException",
+			`location "file://` + dir + `" overlaps table sales.events at "file://` + filepath.Join(dir, "events") + `"`},
+		{"outside the warehouse", "file:///elsewhere/t", 403, "PermissionDeniedException", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out := createEvents(t, base, dir, "other", map[string]any{"location": tc.location})
+			require.Equal(t, tc.code, code, "%v", out)
+			e := out["error"].(map[string]any)
+			assert.Equal(t, tc.typ, e["type"])
+			if tc.message != "" {
+				assert.Equal(t, tc.message, e["message"])
+			}
+		})
+	}
+	code, out = createEvents(t, base, dir, "other", map[string]any{"location": "file://" + filepath.Join(dir, "events2")})
+	assert.Equal(t, http.StatusOK, code, "a sibling location is fine: %v", out)
 }

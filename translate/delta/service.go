@@ -214,6 +214,9 @@ func (s *Service) Create(ctx context.Context, ref Ref, req *CreateTableRequest) 
 	if derr != nil {
 		return nil, derr
 	}
+	if err := s.checkLocation(ctx, c, ref, *req.Name, strings.TrimSuffix(*req.Location, "/")); err != nil {
+		return nil, err
+	}
 	if req.Uniform != nil {
 		if v := req.Uniform.Iceberg.ConvertedDeltaVersion; v != nil {
 			// The engine's table already has Delta versions up to this one.

@@ -56,6 +56,9 @@ func (req *CreateTableRequest) validate() *Error {
 	if err := checkName(*req.Name); err != nil {
 		return err
 	}
+	if err := checkLocationSyntax(*req.Location); err != nil {
+		return err
+	}
 	if err := req.Protocol.validate(); err != nil {
 		return err
 	}

@@ -163,3 +163,24 @@ func dotSegment(path string) bool {
 	}
 	return false
 }
+
+// Valid reports why loc is not one unambiguous absolute location (the
+// syntax Check requires of everything it allows), or nil.
+func Valid(loc string) error {
+	_, err := parse(loc)
+	return err
+}
+
+// Overlap reports whether a and b are the same place or one lies below the
+// other: two tables there would read each other's files. Locations that do
+// not parse overlap nothing (Valid refuses them first).
+func Overlap(a, b string) bool {
+	pa, erra := parse(a)
+	pb, errb := parse(b)
+	if erra != nil || errb != nil {
+		return false
+	}
+	pa.path, pa.raw = strings.TrimSuffix(pa.path, "/"), strings.TrimSuffix(pa.raw, "/")
+	pb.path, pb.raw = strings.TrimSuffix(pb.path, "/"), strings.TrimSuffix(pb.raw, "/")
+	return pa.contains(pb) || pb.contains(pa)
+}

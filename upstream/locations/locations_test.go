@@ -148,3 +148,25 @@ func FuzzCheck(f *testing.F) {
 		}
 	})
 }
+
+func TestOverlap(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want bool
+	}{
+		{"s3://b/wh/t1", "s3://b/wh/t1/", true},
+		{"s3://b/wh/t1", "s3a://b/wh/t1/data", true},
+		{"s3://b/wh/t1/data", "s3://b/wh/t1", true},
+		{"file:///wh/t1", "/wh/t1", true},
+		{"s3://b/wh/t1", "s3://b/wh/t10", false},
+		{"s3://b/wh/t1", "s3://other/wh/t1", false},
+		{"s3://b/wh/t1", "gs://b/wh/t1", false},
+		{"s3://b/wh/t1", "relative/t1", false},
+	} {
+		assert.Equal(t, tc.want, Overlap(tc.a, tc.b), "%s vs %s", tc.a, tc.b)
+	}
+	assert.NoError(t, Valid("s3://b/wh/t1"))
+	for _, bad := range []string{"t1", "wh/t1", "s3://b/wh/../t1", "s3:///t1", "file://host/t", "s3://b/t?x=1"} {
+		assert.Error(t, Valid(bad), bad)
+	}
+}
