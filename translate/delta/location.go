@@ -2,7 +2,7 @@ package delta
 
 import (
 	"context"
-		"net/http"
+	"net/http"
 	"net/url"
 	"strings"
 
