@@ -19,6 +19,9 @@ type Resource struct {
 	Namespace []string `json:"namespace,omitempty"`
 	Table     string   `json:"table,omitempty"`
 	View      string   `json:"view,omitempty"`
+	// Location is a storage path the operation is about, where it names
+	// one rather than a table (the Delta API's temporary path credentials).
+	Location string `json:"location,omitempty"`
 	// Share, ShareSchema and ShareTable name a Delta Sharing object as
 	// recipients see it (api "sharing"); the fields above name the
 	// Iceberg table behind it once resolved.
@@ -109,7 +112,7 @@ func (p *Principal) term() (*ast.Term, error) {
 }
 
 func (r *Resource) term() *ast.Term {
-	kv := make([][2]*ast.Term, 0, 8)
+	kv := make([][2]*ast.Term, 0, 9)
 	kv = optString(kv, "catalog", r.Catalog)
 	kv = optString(kv, "backend", r.Backend)
 	if len(r.Namespace) > 0 {
@@ -117,6 +120,7 @@ func (r *Resource) term() *ast.Term {
 	}
 	kv = optString(kv, "table", r.Table)
 	kv = optString(kv, "view", r.View)
+	kv = optString(kv, "location", r.Location)
 	kv = optString(kv, "share", r.Share)
 	kv = optString(kv, "share_schema", r.ShareSchema)
 	kv = optString(kv, "share_table", r.ShareTable)
@@ -176,6 +180,7 @@ func (r Resource) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	}
 	addString(enc, "table", r.Table)
 	addString(enc, "view", r.View)
+	addString(enc, "location", r.Location)
 	addString(enc, "share", r.Share)
 	addString(enc, "share_schema", r.ShareSchema)
 	addString(enc, "share_table", r.ShareTable)

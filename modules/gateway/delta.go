@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -19,6 +20,7 @@ import (
 	"github.com/lakegate/lakegate/translate/delta"
 	"github.com/lakegate/lakegate/upstream"
 	"github.com/lakegate/lakegate/upstream/icerest"
+	"github.com/lakegate/lakegate/upstream/locations"
 )
 
 func init() {
@@ -34,9 +36,25 @@ const deltaPrefix = "/api/2.1/unity-catalog/delta/v1/"
 // authenticates, authorizes the UC operation (policy input api "delta"),
 // and has translate/delta run it on the catalog's Iceberg pipeline.
 type DeltaHandler struct {
+	// PathCredentials are where getTemporaryPathCredentials vends from:
+	// each names a catalog and the namespace whose stage-create vends the
+	// credentials. A location goes to the first whose catalog's allowed
+	// locations contain it. Default: none, and the operation answers 501.
+	PathCredentials []PathCredentialsSource `json:"path_credentials,omitempty"`
+
 	app      *App
 	svc      *delta.Service
 	storeKey string
+}
+
+// PathCredentialsSource is one catalog that vends temporary path
+// credentials.
+type PathCredentialsSource struct {
+	// Catalog is the lakegate catalog name; it must have allowed
+	// locations (an embedded catalog always does: its warehouse).
+	Catalog string `json:"catalog"`
+	// Namespace is the existing namespace the stage-create runs in.
+	Namespace []string `json:"namespace"`
 }
 
 // CaddyModule returns the Caddy module information.
@@ -54,12 +72,24 @@ func (h *DeltaHandler) Provision(ctx caddy.Context) error {
 		return err
 	}
 	h.app = app.(*App)
+	for _, src := range h.PathCredentials {
+		cat, ok := h.app.catalog(src.Catalog)
+		switch {
+		case !ok:
+			return fmt.Errorf("lakegate_delta path_credentials: no catalog named %q", src.Catalog)
+		case cat.locations == nil:
+			return fmt.Errorf("lakegate_delta path_credentials: catalog %q has no allowed_locations to confine paths to", src.Catalog)
+		case len(src.Namespace) == 0:
+			return fmt.Errorf("lakegate_delta path_credentials: catalog %q needs a namespace", src.Catalog)
+		}
+	}
 	store, key, err := h.app.deltaStore()
 	if err != nil {
 		return err
 	}
 	h.storeKey = key
 	h.svc = delta.NewService(h.app, store)
+	h.svc.VendsPaths = len(h.PathCredentials) > 0
 	return nil
 }
 
@@ -388,26 +418,59 @@ func (h *DeltaHandler) serveConfig(w http.ResponseWriter, r *http.Request, rt de
 	delta.WriteJSON(w, http.StatusOK, out)
 }
 
-// serveTemporaryPath answers getTemporaryPathCredentials: policy-checked,
-// then 501, because the Iceberg REST protocol vends credentials only for
-// tables; no backend lakegate fronts can vend for a bare storage path.
+// serveTemporaryPath answers getTemporaryPathCredentials: the location
+// picks the configured catalog whose allowed locations contain it, the
+// policy decides (loadCredentials on the path; READ_WRITE also
+// createTable), and the catalog vends.
 func (h *DeltaHandler) serveTemporaryPath(w http.ResponseWriter, r *http.Request, rt deltaRoute, p *identity.Principal) {
 	q := r.URL.Query()
-	if q.Get("location") == "" {
+	loc, op := q.Get("location"), q.Get("operation")
+	if loc == "" {
 		delta.WriteError(w, r, delta.Errorf(http.StatusBadRequest, delta.InvalidParameterValue, "location is required"))
 		return
 	}
-	if op := q.Get("operation"); op != delta.Read && op != delta.ReadWrite {
+	if op != delta.Read && op != delta.ReadWrite {
 		delta.WriteError(w, r, delta.Errorf(http.StatusBadRequest, delta.InvalidParameterValue, "operation must be READ or READ_WRITE, got %q", op))
 		return
 	}
-	if err := h.authorize(r, p, nil, rt.op, rt.iceberg, policies.Resource{}); err != nil {
+	src, cat, err := h.pathSource(loc)
+	if err != nil {
 		delta.WriteError(w, r, err)
 		return
 	}
-	delta.WriteError(w, r, delta.Errorf(http.StatusNotImplemented, delta.NotImplemented,
-		"temporary path credentials: Iceberg catalogs vend storage credentials per table, not for a bare path "+
-			"such as %s, so lakegate cannot vend them; create a staging table to get credentials for a new table", q.Get("location")))
+	res := policies.Resource{Namespace: src.Namespace, Location: loc}
+	ops := []string{rt.iceberg}
+	if op == delta.ReadWrite {
+		ops = append(ops, icerest.OpCreateTable)
+	}
+	for _, iceOp := range ops {
+		if err := h.authorize(r, p, cat, rt.op, iceOp, res); err != nil {
+			delta.WriteError(w, r, err)
+			return
+		}
+	}
+	out, err := h.svc.PathCredentials(r.Context(), src.Catalog, src.Namespace, loc, op)
+	writeResult(w, r, out, err)
+}
+
+// pathSource is the configured source whose catalog may hold loc.
+func (h *DeltaHandler) pathSource(loc string) (PathCredentialsSource, *catalogState, error) {
+	if len(h.PathCredentials) == 0 {
+		return PathCredentialsSource{}, nil, delta.Errorf(http.StatusNotImplemented, delta.NotImplemented,
+			"temporary path credentials are not configured: Iceberg catalogs vend credentials per table, so lakegate "+
+				"vends them through a catalog named in lakegate_delta's path_credentials")
+	}
+	if err := locations.Valid(loc); err != nil {
+		return PathCredentialsSource{}, nil, delta.Errorf(http.StatusBadRequest, delta.InvalidParameterValue,
+			"location %q is not an absolute storage location: %v", loc, err)
+	}
+	for _, src := range h.PathCredentials {
+		if cat, ok := h.app.catalog(src.Catalog); ok && cat.locations.Allows(loc) {
+			return src, cat, nil
+		}
+	}
+	return PathCredentialsSource{}, nil, delta.Errorf(http.StatusForbidden, delta.PermissionDenied,
+		"location %q is outside the allowed locations of every catalog that vends path credentials", loc)
 }
 
 // serveStagingCredentials answers getStagingTableCredentials; the staged
@@ -431,7 +494,7 @@ func (h *DeltaHandler) serveStagingCredentials(w http.ResponseWriter, r *http.Re
 	writeResult(w, r, out, err)
 }
 
-// parseDeltaHandler parses the `lakegate_delta` directive (no options).
+// parseDeltaHandler parses the `lakegate_delta` directive.
 func parseDeltaHandler(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
 	handler := new(DeltaHandler)
 	if err := handler.UnmarshalCaddyfile(h.Dispenser); err != nil {
@@ -440,14 +503,30 @@ func parseDeltaHandler(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, err
 	return handler, nil
 }
 
-// UnmarshalCaddyfile reads `lakegate_delta` (it takes no options yet).
+// UnmarshalCaddyfile reads
+//
+//	lakegate_delta {
+//		path_credentials <catalog> <namespace-level>...
+//	}
+//
+// path_credentials may be repeated; the first whose catalog holds a
+// location vends for it.
 func (h *DeltaHandler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the directive name
 	if d.NextArg() {
 		return d.ArgErr()
 	}
 	for d.NextBlock(0) {
-		return d.Errf("lakegate_delta takes no options yet, got %q", d.Val())
+		switch d.Val() {
+		case "path_credentials":
+			args := d.RemainingArgs()
+			if len(args) < 2 {
+				return d.Errf("path_credentials needs a catalog and a namespace")
+			}
+			h.PathCredentials = append(h.PathCredentials, PathCredentialsSource{Catalog: args[0], Namespace: args[1:]})
+		default:
+			return d.Errf("unknown lakegate_delta option %q", d.Val())
+		}
 	}
 	return nil
 }

@@ -28,6 +28,9 @@ type Service struct {
 	// CredentialTTL is the expiration-time-ms lakegate reports for vended
 	// credentials whose own expiry the catalog does not state.
 	CredentialTTL time.Duration
+	// VendsPaths says getTemporaryPathCredentials can vend (the front
+	// door has sources configured), so getConfig lists it.
+	VendsPaths bool
 	now           func() time.Time
 }
 
@@ -316,12 +319,18 @@ func (s *Service) Config(ctx context.Context, catalog, versions string) (*Config
 	if _, err := s.client(ctx, catalog); err != nil {
 		return nil, err
 	}
-	return &ConfigResponse{Endpoints: Endpoints, ProtocolVersion: "1.0"}, nil
+	endpoints := Endpoints
+	if s.VendsPaths {
+		endpoints = append(slices.Clone(endpoints), PathCredentialsEndpoint)
+	}
+	return &ConfigResponse{Endpoints: endpoints, ProtocolVersion: "1.0"}, nil
 }
 
-// Endpoints are the Delta API endpoints lakegate serves. The
-// temporary-path-credentials endpoint is left out: Iceberg catalogs vend
-// per table, never for a bare path, so it always answers 501.
+// PathCredentialsEndpoint is listed only where path credentials are
+// configured: elsewhere it answers 501.
+const PathCredentialsEndpoint = "GET /v1/temporary-path-credentials"
+
+// Endpoints are the Delta API endpoints lakegate always serves.
 var Endpoints = []string{
 	"POST /v1/catalogs/{catalog}/schemas/{schema}/staging-tables",
 	"POST /v1/catalogs/{catalog}/schemas/{schema}/tables",

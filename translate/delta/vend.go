@@ -2,6 +2,8 @@ package delta
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"slices"
@@ -233,4 +235,33 @@ func (s *Service) StagingCredentials(ctx context.Context, st *Staged) (*Credenti
 		return nil, err
 	}
 	return &CredentialsResponse{StorageCredentials: s.deltaCredentials(l.Credentials, ReadWrite)}, nil
+}
+
+// PathCredentials answers getTemporaryPathCredentials: credentials for a
+// storage path where a new external table will be created. Iceberg REST
+// vends credentials only for tables, so they are vended the way the
+// catalog vends a new table's: a stage-create at that location (which
+// creates nothing) in namespace ns of the catalog, under a name derived
+// from the path. A catalog that vends nothing there answers 501.
+func (s *Service) PathCredentials(ctx context.Context, catalog string, ns []string, loc, op string) (*CredentialsResponse, error) {
+	if op != Read && op != ReadWrite {
+		return nil, invalidParam("operation must be READ or READ_WRITE, got %q", op)
+	}
+	if err := checkLocationSyntax(loc); err != nil {
+		return nil, err
+	}
+	c, err := s.client(ctx, catalog)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256([]byte(loc))
+	l, err := c.create(ctx, ns, createBody{Name: "lakegate_path_" + hex.EncodeToString(sum[:8]),
+		Location: loc, Schema: iceberg.NewSchema(0), StageCreate: true}, true)
+	if err != nil {
+		return nil, err
+	}
+	if len(l.Credentials) == 0 {
+		return nil, notImplemented("temporary path credentials: catalog %q vends no storage credentials for %s", catalog, loc)
+	}
+	return &CredentialsResponse{StorageCredentials: s.deltaCredentials(l.Credentials, op)}, nil
 }
