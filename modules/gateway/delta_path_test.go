@@ -4,8 +4,8 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-	"path/filepath"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/apache/iceberg-go/table"

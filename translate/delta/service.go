@@ -31,7 +31,7 @@ type Service struct {
 	// VendsPaths says getTemporaryPathCredentials can vend (the front
 	// door has sources configured), so getConfig lists it.
 	VendsPaths bool
-	now           func() time.Time
+	now        func() time.Time
 }
 
 // NewService translates onto p, keeping shared state in store.
