@@ -510,3 +510,85 @@ def test_change_feed_from_version_0(history, fmt):
     name, _ = history
     df = changes(name, fmt, starting_version=0, ending_version=1)
     assert _feed(df) == expected([r + ("insert", 1) for r in BATCH1])
+
+
+# --- a table the UC Delta API created: Sharing shows the Delta client's types
+
+UC = "/api/2.1/unity-catalog/delta/v1/catalogs/local/schemas/" + NS
+
+
+def uc_create(gateway, name, cols):
+    """createTable through the UC Delta API at a location the catalog allocates."""
+    import requests
+
+    staged = requests.post(f"{gateway}{UC}/staging-tables", json={"name": name})
+    staged.raise_for_status()
+    created = requests.post(f"{gateway}{UC}/tables", json={
+        "name": name, "location": staged.json()["location"], "table-type": "MANAGED", "columns": cols,
+        "protocol": {"min-reader-version": 1, "min-writer-version": 2}, "properties": {},
+        "last-commit-timestamp-ms": int(time.time() * 1000)})
+    assert created.status_code == 200, created.text
+    return created.json()
+
+
+NARROW_COLUMNS = {"type": "struct", "fields": [
+    {"name": "id", "type": "long", "nullable": False, "metadata": {}},
+    {"name": "s", "type": "short", "nullable": True, "metadata": {}},
+    {"name": "b", "type": "byte", "nullable": True, "metadata": {}}]}
+NARROW_ROWS = [(1, -300, -128), (2, None, 5), (3, 32767, None)]
+
+
+@pytest.fixture(scope="module")
+def narrow(catalog, gateway):
+    """A table a Delta client created with short and byte columns, and files
+    as a Delta writer writes them (Parquet INT32 annotated INT(16)/INT(8)),
+    added to the Iceberg table with PyIceberg's add_files."""
+    import pyarrow.parquet as pq
+
+    name = unique("narrow")
+    created = uc_create(gateway, name, NARROW_COLUMNS)
+    tbl = catalog.load_table(f"{NS}.{name}")
+    path = tbl.location().removeprefix("file://") + "/data/delta-writer.parquet"
+    import os
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    delta_schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("s", pa.int16()),
+                              pa.field("b", pa.int8())])
+    pq.write_table(pa.Table.from_pylist([dict(zip(delta_schema.names, r)) for r in NARROW_ROWS], schema=delta_schema),
+                   path)
+    tbl.add_files(["file://" + path])
+    return name, created
+
+
+@pytest.fixture(scope="module")
+def narrow_iceberg_written(catalog, gateway):
+    """The same table shape, written by an Iceberg writer: PyIceberg writes
+    the Iceberg int columns as plain Parquet INT32."""
+    name = unique("narrow_ice")
+    uc_create(gateway, name, NARROW_COLUMNS)
+    tbl = catalog.load_table(f"{NS}.{name}")
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("s", pa.int32()), pa.field("b", pa.int32())])
+    tbl.append(pa.Table.from_pylist([dict(zip(schema.names, r)) for r in NARROW_ROWS], schema=schema))
+    return name
+
+
+def test_uc_types_agree_with_sharing(narrow):
+    name, created = narrow
+    uc_types = {f["name"]: f["type"] for f in created["metadata"]["columns"]["fields"]}
+    assert uc_types == {"id": "long", "s": "short", "b": "byte"}
+    for use_delta in (False, True):
+        meta = delta_sharing.get_table_metadata(table_url(name), use_delta_format=use_delta)
+        shared = {f["name"]: f["type"] for f in json.loads(meta.schema_string)["fields"]}
+        assert shared == uc_types, use_delta
+
+
+@pytest.mark.parametrize("fmt", SNAPSHOT_FORMATS)
+def test_uc_narrow_types_read(narrow, fmt):
+    name, _ = narrow
+    df = load(name, fmt)
+    assert rows(df) == expected(NARROW_ROWS)
+
+
+@pytest.mark.parametrize("fmt", SNAPSHOT_FORMATS)
+def test_uc_narrow_types_iceberg_written(narrow_iceberg_written, fmt):
+    df = load(narrow_iceberg_written, fmt)
+    assert rows(df) == expected(NARROW_ROWS)

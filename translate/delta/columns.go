@@ -73,16 +73,11 @@ func ucTypeOf(t schema.DataType) any {
 	return nil
 }
 
-// columnExtra is what PropColumns records for one Iceberg field id.
-type columnExtra struct {
-	Type     string         `json:"type,omitempty"`
-	Metadata map[string]any `json:"metadata,omitempty"`
-}
-
 // extras collects, for a Delta schema and the Iceberg schema made from it
-// (same shape), what Iceberg cannot hold itself; "" when there is nothing.
+// (same shape), what Iceberg cannot hold itself (schema.ColumnHints as
+// JSON); "" when there is nothing.
 func extras(st schema.StructType, s *iceberg.Schema) (string, error) {
-	out := map[string]columnExtra{}
+	out := schema.ColumnHints{}
 	collectStruct(st, s.Fields(), out)
 	if len(out) == 0 {
 		return "", nil
@@ -91,13 +86,13 @@ func extras(st schema.StructType, s *iceberg.Schema) (string, error) {
 	return string(b), err
 }
 
-func collectStruct(st schema.StructType, fields []iceberg.NestedField, out map[string]columnExtra) {
+func collectStruct(st schema.StructType, fields []iceberg.NestedField, out schema.ColumnHints) {
 	for i, f := range st.Fields {
 		if i >= len(fields) {
 			return
 		}
 		nf := fields[i]
-		ex := columnExtra{}
+		ex := schema.ColumnHint{}
 		md := maps.Clone(f.Metadata)
 		delete(md, schema.MetaComment)
 		if len(md) > 0 {
@@ -109,7 +104,7 @@ func collectStruct(st schema.StructType, fields []iceberg.NestedField, out map[s
 
 // collectType records a narrow integer type for id (and keeps ex, the
 // field's metadata), then descends into nested types.
-func collectType(dt schema.DataType, it iceberg.Type, id int, ex columnExtra, out map[string]columnExtra) {
+func collectType(dt schema.DataType, it iceberg.Type, id int, ex schema.ColumnHint, out schema.ColumnHints) {
 	if p, ok := dt.(schema.PrimitiveType); ok && (p == schema.Short || p == schema.Byte) {
 		ex.Type = string(p)
 	}
@@ -123,40 +118,33 @@ func collectType(dt schema.DataType, it iceberg.Type, id int, ex columnExtra, ou
 		}
 	case schema.ArrayType:
 		if lt, ok := it.(*iceberg.ListType); ok {
-			collectType(dt.ElementType, lt.Element, lt.ElementID, columnExtra{}, out)
+			collectType(dt.ElementType, lt.Element, lt.ElementID, schema.ColumnHint{}, out)
 		}
 	case schema.MapType:
 		if mt, ok := it.(*iceberg.MapType); ok {
-			collectType(dt.KeyType, mt.KeyType, mt.KeyID, columnExtra{}, out)
-			collectType(dt.ValueType, mt.ValueType, mt.ValueID, columnExtra{}, out)
+			collectType(dt.KeyType, mt.KeyType, mt.KeyID, schema.ColumnHint{}, out)
+			collectType(dt.ValueType, mt.ValueType, mt.ValueID, schema.ColumnHint{}, out)
 		}
 	}
 }
 
 // toDelta is the Delta schema of an Iceberg schema, with what PropColumns
-// recorded put back. A record whose field changed type on the Iceberg side
-// (no longer an int) is ignored rather than trusted.
+// recorded put back: narrow types (a record for a field that is no longer
+// an int is ignored rather than trusted) and field metadata.
 func toDelta(s *iceberg.Schema, props map[string]string) (schema.StructType, error) {
-	st, err := schema.ToDelta(s, schema.ToDeltaOptions{AllowTimestampNtz: true})
-	if err != nil {
+	hints := schema.ParseHints(props[PropColumns])
+	st, err := schema.ToDelta(s, schema.ToDeltaOptions{AllowTimestampNtz: true, Hints: hints})
+	if err != nil || len(hints) == 0 {
 		return st, err
 	}
-	var ex map[string]columnExtra
-	if raw := props[PropColumns]; raw != "" {
-		_ = json.Unmarshal([]byte(raw), &ex) // a damaged record only loses the extras
-	}
-	if len(ex) > 0 {
-		st = applyStruct(st, s.Fields(), ex)
-	}
-	return st, nil
+	return applyMetadata(st, s.Fields(), hints), nil
 }
 
-func applyStruct(st schema.StructType, fields []iceberg.NestedField, ex map[string]columnExtra) schema.StructType {
+func applyMetadata(st schema.StructType, fields []iceberg.NestedField, hints schema.ColumnHints) schema.StructType {
 	out := schema.StructType{Fields: make([]schema.StructField, len(st.Fields))}
 	for i, f := range st.Fields {
 		nf := fields[i]
-		e := ex[strconv.Itoa(nf.ID)]
-		if len(e.Metadata) > 0 {
+		if e := hints[strconv.Itoa(nf.ID)]; len(e.Metadata) > 0 {
 			md := maps.Clone(f.Metadata)
 			for k, v := range e.Metadata {
 				if _, ok := md[k]; !ok {
@@ -165,27 +153,24 @@ func applyStruct(st schema.StructType, fields []iceberg.NestedField, ex map[stri
 			}
 			f.Metadata = md
 		}
-		f.Type = applyType(f.Type, nf.Type, nf.ID, ex)
+		f.Type = metadataInType(f.Type, nf.Type, hints)
 		out.Fields[i] = f
 	}
 	return out
 }
 
-func applyType(dt schema.DataType, it iceberg.Type, id int, ex map[string]columnExtra) schema.DataType {
-	if e := ex[strconv.Itoa(id)]; e.Type != "" && dt == schema.Integer {
-		return schema.PrimitiveType(e.Type)
-	}
+// metadataInType descends to the structs nested in arrays and maps.
+func metadataInType(dt schema.DataType, it iceberg.Type, hints schema.ColumnHints) schema.DataType {
 	switch dt := dt.(type) {
 	case schema.StructType:
-		return applyStruct(dt, it.(*iceberg.StructType).FieldList, ex)
+		return applyMetadata(dt, it.(*iceberg.StructType).FieldList, hints)
 	case schema.ArrayType:
-		lt := it.(*iceberg.ListType)
-		dt.ElementType = applyType(dt.ElementType, lt.Element, lt.ElementID, ex)
+		dt.ElementType = metadataInType(dt.ElementType, it.(*iceberg.ListType).Element, hints)
 		return dt
 	case schema.MapType:
 		mt := it.(*iceberg.MapType)
-		dt.KeyType = applyType(dt.KeyType, mt.KeyType, mt.KeyID, ex)
-		dt.ValueType = applyType(dt.ValueType, mt.ValueType, mt.ValueID, ex)
+		dt.KeyType = metadataInType(dt.KeyType, mt.KeyType, hints)
+		dt.ValueType = metadataInType(dt.ValueType, mt.ValueType, hints)
 		return dt
 	}
 	return dt
@@ -261,11 +246,7 @@ func (e *evolver) keyFresh(st schema.StructType, fields []iceberg.NestedField) {
 
 // keyOld reads the column-mapping identities PropColumns recorded.
 func (e *evolver) keyOld(props map[string]string) {
-	var ex map[string]columnExtra
-	if raw := props[PropColumns]; raw == "" || json.Unmarshal([]byte(raw), &ex) != nil {
-		return
-	}
-	for id, x := range ex {
+	for id, x := range schema.ParseHints(props[PropColumns]) {
 		n, err := strconv.Atoi(id)
 		if err != nil {
 			continue

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/lakegate/lakegate/translate/schema"
 )
 
 // Iceberg table properties lakegate keeps Delta-only state in. Everything
@@ -24,7 +26,7 @@ const (
 	// PropColumns holds, by Iceberg field id, what the Iceberg schema cannot
 	// say about a Delta column: field metadata other than the comment (which
 	// is the field doc) and the short/byte types Iceberg widens to int.
-	PropColumns = Prefix + "columns"
+	PropColumns = schema.HintsProperty
 	// PropLastCommitVersion and PropLastCommitTimestamp are the Delta
 	// metadata commit version and time (delta.lastUpdateVersion,
 	// delta.lastCommitTimestamp).

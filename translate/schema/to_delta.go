@@ -27,6 +27,10 @@ type ToDeltaOptions struct {
 	// delta.columnMapping.physicalName (the field name) to every struct
 	// field, nested ones included, as id-mode column mapping requires.
 	ColumnMappingID bool
+	// Hints are the narrow integer types the UC Delta API recorded
+	// (HintsProperty): an Iceberg int field with a short or byte hint is
+	// shown as that type, as the Delta client created it.
+	Hints ColumnHints
 }
 
 // ToDelta converts an Iceberg schema to a Delta schema, following Delta's own
@@ -73,7 +77,7 @@ func structToDelta(fields []iceberg.NestedField, path string, opts ToDeltaOption
 			return StructType{}, fmt.Errorf("schema: column %q: name differs from %q only in case, which Delta does not allow", fpath, prev)
 		}
 		seen[strings.ToLower(f.Name)] = f.Name
-		typ, err := typeToDelta(f.Type, fpath, opts)
+		typ, err := typeToDelta(f.Type, f.ID, fpath, opts)
 		if err != nil {
 			return StructType{}, err
 		}
@@ -90,11 +94,14 @@ func structToDelta(fields []iceberg.NestedField, path string, opts ToDeltaOption
 	return out, nil
 }
 
-func typeToDelta(t iceberg.Type, path string, opts ToDeltaOptions) (DataType, error) {
+func typeToDelta(t iceberg.Type, id int, path string, opts ToDeltaOptions) (DataType, error) {
 	switch t := t.(type) {
 	case iceberg.BooleanType:
 		return Boolean, nil
 	case iceberg.Int32Type:
+		if narrow, ok := opts.Hints.Narrow(id); ok {
+			return narrow, nil
+		}
 		return Integer, nil
 	case iceberg.Int64Type:
 		return Long, nil
@@ -127,17 +134,17 @@ func typeToDelta(t iceberg.Type, path string, opts ToDeltaOptions) (DataType, er
 	case *iceberg.StructType:
 		return structToDelta(t.FieldList, path, opts)
 	case *iceberg.ListType:
-		elem, err := typeToDelta(t.Element, path+".element", opts)
+		elem, err := typeToDelta(t.Element, t.ElementID, path+".element", opts)
 		if err != nil {
 			return nil, err
 		}
 		return ArrayType{ElementType: elem, ContainsNull: !t.ElementRequired}, nil
 	case *iceberg.MapType:
-		key, err := typeToDelta(t.KeyType, path+".key", opts)
+		key, err := typeToDelta(t.KeyType, t.KeyID, path+".key", opts)
 		if err != nil {
 			return nil, err
 		}
-		val, err := typeToDelta(t.ValueType, path+".value", opts)
+		val, err := typeToDelta(t.ValueType, t.ValueID, path+".value", opts)
 		if err != nil {
 			return nil, err
 		}

@@ -3,6 +3,8 @@ package actions_test
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
+	"reflect"
 	"errors"
 	"strings"
 	"testing"
@@ -402,5 +404,44 @@ func TestChangeDataFeedDeclared(t *testing.T) {
 				t.Fatalf("configuration: feed declared %v, want %v: %s", has, tc.cfg != "", md)
 			}
 		})
+	}
+}
+
+// The narrow types the UC Delta API recorded (lakegate.delta.columns) are
+// shown in both formats, nested ones too, so Sharing and the UC Delta API
+// agree; a hint on a field that is no longer an int is ignored.
+func TestMetadataNarrowTypeHints(t *testing.T) {
+	tbl := actions.Table{ID: tableID, Spec: *iceberg.UnpartitionedSpec, Schema: iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "b", Type: iceberg.PrimitiveTypes.Int32},
+		iceberg.NestedField{ID: 2, Name: "l", Type: &iceberg.ListType{ElementID: 3, Element: iceberg.PrimitiveTypes.Int32}},
+		iceberg.NestedField{ID: 4, Name: "now_long", Type: iceberg.PrimitiveTypes.Int64},
+	), Properties: iceberg.Properties{"lakegate.delta.columns": `{"1":{"type":"byte"},"3":{"type":"short"},"4":{"type":"short"}}`}}
+	want := `{"type":"struct","fields":[
+	{"name":"b","type":"byte","nullable":true,"metadata":{}},
+	{"name":"l","type":{"type":"array","elementType":"short","containsNull":true},"nullable":true,"metadata":{}},
+	{"name":"now_long","type":"long","nullable":true,"metadata":{}}]}`
+	for _, f := range []actions.Format{actions.Parquet, actions.Delta} {
+		got, err := actions.Metadata(f, tbl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var line struct {
+			MetaData struct {
+				SchemaString  string `json:"schemaString"`
+				DeltaMetadata struct {
+					SchemaString string `json:"schemaString"`
+				} `json:"deltaMetadata"`
+			} `json:"metaData"`
+		}
+		if err := json.Unmarshal(got, &line); err != nil {
+			t.Fatal(err)
+		}
+		ss := line.MetaData.SchemaString + line.MetaData.DeltaMetadata.SchemaString
+		var gotSchema, wantSchema any
+		_ = json.Unmarshal([]byte(ss), &gotSchema)
+		_ = json.Unmarshal([]byte(want), &wantSchema)
+		if !reflect.DeepEqual(gotSchema, wantSchema) {
+			t.Errorf("%v: schemaString %s, want %s", f, ss, want)
+		}
 	}
 }

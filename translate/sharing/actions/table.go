@@ -184,7 +184,10 @@ func schemaString(f Format, t Table) (string, error) {
 	if col, ok := timestampNtzColumn(s); ok && f == Parquet {
 		return "", fmt.Errorf("%w (column %q)", ErrTimestampNtzNeedsDelta, col)
 	}
-	return schema.ToDeltaJSON(s, schema.ToDeltaOptions{AllowTimestampNtz: f == Delta, ColumnMappingID: f == Delta && t.ColumnMapping})
+	// The narrow types the UC Delta API recorded keep both Delta views of
+	// the table alike (a short column is short here too).
+	return schema.ToDeltaJSON(s, schema.ToDeltaOptions{AllowTimestampNtz: f == Delta, ColumnMappingID: f == Delta && t.ColumnMapping,
+		Hints: schema.ParseHints(t.Properties[schema.HintsProperty])})
 }
 
 // timestampNtzColumn returns the dotted path of the first Iceberg timestamp
