@@ -4,8 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"reflect"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
