@@ -45,10 +45,18 @@ func URL(t testing.TB) string {
 	return "redis://" + m.Addr()
 }
 
-// Client returns a client for URL(t), closed when the test ends.
+// Client returns a client for URL(t), closed when the test ends. Each
+// call without LAKEGATE_TEST_REDIS starts its own miniredis: a test that
+// also hands a URL to a gateway uses ClientAt with that URL.
 func Client(t testing.TB) redis.UniversalClient {
 	t.Helper()
-	opts, err := redis.ParseURL(URL(t))
+	return ClientAt(t, URL(t))
+}
+
+// ClientAt returns a client for url, closed when the test ends.
+func ClientAt(t testing.TB, url string) redis.UniversalClient {
+	t.Helper()
+	opts, err := redis.ParseURL(url)
 	require.NoError(t, err)
 	c := redis.NewClient(opts)
 	require.NoError(t, c.Ping(context.Background()).Err())

@@ -684,9 +684,10 @@ func TestCacheKeyIgnoresUnknownParameters(t *testing.T) {
 	b := serveCounting(t, nil)
 	seedTables(t, b.prefixURL(), "ns", "t")
 	name := uniqueName("lake")
-	rdb := redistest.Client(t)
+	url := redistest.URL(t)
+	rdb := redistest.ClientAt(t, url) // the gateway's Redis, miniredis included
 	base := gateway(t, map[string]any{
-		"redis":    redistest.URL(t),
+		"redis":    url,
 		"catalogs": []any{cached(name, b.url, map[string]any{"max_age": int64(time.Hour)}, nil)},
 	})
 	path := base + "/v1/" + name + "/namespaces/ns/tables/t"
