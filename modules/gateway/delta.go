@@ -195,15 +195,20 @@ func tableRoute(method string, seg []string) (deltaRoute, *delta.Error) {
 		return rt, delta.Errorf(http.StatusMethodNotAllowed, delta.BadRequest, "%s is not allowed here", method)
 	}
 	rt.op, rt.iceberg = ops[0], ops[1]
+	// A schema or table name no catalog can hold names nothing: 404, the
+	// answer every table operation lists (tableExists lists no 400).
 	ns, err := delta.ParseSchema(rt.schema)
 	if err != nil {
-		return rt, err
+		return rt, delta.Errorf(http.StatusNotFound, delta.NoSuchSchema, "no schema %q: %s", rt.schema, err.Message)
 	}
 	rt.namespace = ns
-	for _, n := range append([]string{rt.table}, ns...) {
+	for _, n := range ns {
 		if n == "." || n == ".." {
-			return rt, delta.Errorf(http.StatusBadRequest, delta.BadRequest, "invalid name %q", n)
+			return rt, delta.Errorf(http.StatusNotFound, delta.NoSuchSchema, "no schema %q: %q is not a schema name", rt.schema, n)
 		}
+	}
+	if rt.table == "." || rt.table == ".." {
+		return rt, delta.Errorf(http.StatusNotFound, delta.NoSuchTable, "no table %q: it is not a table name", rt.table)
 	}
 	return rt, nil
 }

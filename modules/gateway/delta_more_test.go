@@ -161,7 +161,8 @@ func TestDeltaUniformAddCommit(t *testing.T) {
 	ice := gatewayClient(t, base, "lake")
 	require.NoError(t, ice.CreateNamespace(ctx, table.Identifier{"sales"}, nil))
 	ident := table.Identifier{"sales", "events"}
-	code, created := createEvents(t, base, dir, "events", nil)
+	// add-commit is how a MANAGED (catalog-managed) table commits.
+	code, created := createEvents(t, base, dir, "events", map[string]any{"table-type": "MANAGED"})
 	require.Equal(t, http.StatusOK, code, "%v", created)
 	uuid := meta(created)["table-uuid"].(string)
 	url := base + deltaAPI + "/catalogs/lake/schemas/sales/tables/events"
@@ -210,17 +211,12 @@ func TestDeltaUniformAddCommit(t *testing.T) {
 		assert.Equal(t, http.StatusConflict, code, "version %d: %v", v, bad)
 		assert.Equal(t, "CommitVersionConflictException", errType(bad))
 	}
+	assert.Equal(t, "1", meta(again)["properties"].(map[string]any)["delta.lastUpdateVersion"], "the ratified commit is the last update")
 	code, bad := updateTable(t, url, uuid, map[string]any{"action": "update-metadata-snapshot-version",
-		"last-commit-version": 5, "last-commit-timestamp-ms": 1700000000005})
-	assert.Equal(t, http.StatusConflict, code, "past the latest ratified version: %v", bad)
-	code, ok := updateTable(t, url, uuid, map[string]any{"action": "update-metadata-snapshot-version",
 		"last-commit-version": 1, "last-commit-timestamp-ms": 1700000000001})
-	require.Equal(t, http.StatusOK, code, "%v", ok)
-	code, bad = updateTable(t, url, uuid, map[string]any{"action": "update-metadata-snapshot-version",
-		"last-commit-version": 0, "last-commit-timestamp-ms": 1700000000000})
-	assert.Equal(t, http.StatusConflict, code, "backwards: %v", bad)
-	assert.Contains(t, errMessage(bad), "never go back")
-	m2 = current().MetadataLocation() // where the table is now, M2 plus lakegate's bookkeeping
+	assert.Equal(t, http.StatusBadRequest, code, "external tables only: %v", bad)
+	assert.Contains(t, errMessage(bad), "is for EXTERNAL tables")
+	m2 = current().MetadataLocation()
 
 	// M1 has the uuid but does not descend from M2 (a rollback): 409, and
 	// the table is moved back to M2.
@@ -519,4 +515,33 @@ func TestDeltaCreateLocations(t *testing.T) {
 	}
 	code, out = createEvents(t, base, dir, "other", map[string]any{"location": "file://" + filepath.Join(dir, "events2")})
 	assert.Equal(t, http.StatusOK, code, "a sibling location is fine: %v", out)
+}
+
+// An EXTERNAL table commits to its own Delta log and reports each version
+// with update-metadata-snapshot-version, which may skip ahead but never go
+// back; add-commit is for MANAGED tables only.
+func TestDeltaExternalSnapshotVersion(t *testing.T) {
+	ctx := context.Background()
+	base, dir := deltaGateway(t)
+	require.NoError(t, gatewayClient(t, base, "lake").CreateNamespace(ctx, table.Identifier{"sales"}, nil))
+	code, created := createEvents(t, base, dir, "ext", nil)
+	require.Equal(t, http.StatusOK, code, "%v", created)
+	uuid := meta(created)["table-uuid"].(string)
+	url := base + deltaAPI + "/catalogs/lake/schemas/sales/tables/ext"
+	snap := func(v int64) (int, map[string]any) {
+		return updateTable(t, url, uuid, map[string]any{"action": "update-metadata-snapshot-version",
+			"last-commit-version": v, "last-commit-timestamp-ms": 1700000000000 + v})
+	}
+	code, out := snap(5)
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	assert.Equal(t, float64(5), out["latest-table-version"])
+	assert.Equal(t, "5", meta(out)["properties"].(map[string]any)["delta.lastUpdateVersion"])
+	code, out = snap(5)
+	assert.Equal(t, http.StatusOK, code, "the same version again: %v", out)
+	code, out = snap(4)
+	assert.Equal(t, http.StatusConflict, code, "backwards: %v", out)
+	assert.Contains(t, errMessage(out), "never go back")
+	code, out = updateTable(t, url, uuid, addCommit(6, uniformLocation(created)))
+	assert.Equal(t, http.StatusBadRequest, code, "%v", out)
+	assert.Contains(t, errMessage(out), "add-commit is for MANAGED tables")
 }

@@ -384,6 +384,11 @@ func TestDeltaBadRequestsThroughGateway(t *testing.T) {
 		{http.MethodGet, base + deltaAPI + "/catalogs/nope/schemas/s/tables/t", nil, 404, "NoSuchCatalogException"},
 		{http.MethodGet, base + deltaAPI + "/catalogs/lake/schemas/nope/tables/t", nil, 404, "NoSuchSchemaException"},
 		{http.MethodPut, tables + "/t", nil, 405, "BadRequestException"},
+		// names no catalog can hold name nothing (tableExists lists no 400)
+		{http.MethodGet, tables + "/%2E%2E", nil, 404, "NoSuchTableException"},
+		{http.MethodDelete, tables + "/%2E", nil, 404, "NoSuchTableException"},
+		{http.MethodGet, base + deltaAPI + "/catalogs/lake/schemas/a..b/tables/t", nil, 404, "NoSuchSchemaException"},
+		{http.MethodGet, base + deltaAPI + "/staging-tables/not-a-uuid/credentials", nil, 404, "NoSuchTableException"},
 	} {
 		code, out := call(t, tc.method, tc.url, tc.body)
 		assert.Equal(t, tc.code, code, "%s %s: %v", tc.method, tc.url, out)

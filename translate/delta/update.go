@@ -133,16 +133,24 @@ func checkRequirementsMet(req *UpdateTableRequest, l *loaded) error {
 	return nil
 }
 
-// checkVersions keeps Delta versions moving forward: an add-commit ratifies
-// exactly the version after the latest (a resend of the latest, at the
-// metadata the table already has, is accepted as a no-op), and a metadata
-// commit version never goes back.
+// checkVersions keeps Delta versions moving forward, each kind of table
+// the way the spec has it commit: a MANAGED (catalog-managed) table's
+// versions are the add-commits the catalog ratifies, exactly the version
+// after the latest each (a resend of the latest, at the metadata the table
+// already has, is a no-op); an EXTERNAL table commits to its own Delta log
+// and reports the version with update-metadata-snapshot-version, which
+// never goes back.
 func checkVersions(req *UpdateTableRequest, l *loaded) error {
 	props := l.Metadata.Properties()
 	latest := latestVersion(props)
+	kind := props[PropTableType]
 	for _, u := range req.Updates {
 		switch u.Action {
 		case ActAddCommit:
+			if kind != Managed {
+				return invalidParam("add-commit is for MANAGED tables; an %s table commits to its own Delta log "+
+					"and reports the version with update-metadata-snapshot-version", kind)
+			}
 			v := *u.Commit.Version
 			if v != latest+1 && !resent(&u, l) {
 				return Errorf(http.StatusConflict, CommitVersionConflict,
@@ -150,13 +158,13 @@ func checkVersions(req *UpdateTableRequest, l *loaded) error {
 					v, latest, latest+1)
 			}
 		case ActUpdateSnapshotVer:
-			if last := int64Prop(props, PropLastCommitVersion); last != nil && *u.LastCommitVersion < *last {
-				return Errorf(http.StatusConflict, CommitVersionConflict,
-					"last-commit-version %d is before the table's %d: versions never go back", *u.LastCommitVersion, *last)
+			if kind != External {
+				return invalidParam("update-metadata-snapshot-version is for EXTERNAL tables; a %s table's versions "+
+					"are its add-commits", kind)
 			}
-			if *u.LastCommitVersion > latest {
+			if *u.LastCommitVersion < latest {
 				return Errorf(http.StatusConflict, CommitVersionConflict,
-					"last-commit-version %d is after the latest ratified version %d", *u.LastCommitVersion, latest)
+					"last-commit-version %d is before the table's %d: versions never go back", *u.LastCommitVersion, latest)
 			}
 		}
 	}
@@ -239,8 +247,11 @@ func translateUpdates(m table.Metadata, by map[string]*Update) ([]table.Update, 
 			set[PropLastCommitVersion] = strconv.FormatInt(*u.LastCommitVersion, 10)
 			set[PropLastCommitTimestamp] = strconv.FormatInt(*u.LastCommitTimestampMs, 10)
 		case ActAddCommit:
+			// The ratified commit is also the table's last update.
 			set[PropLatestVersion] = strconv.FormatInt(*u.Commit.Version, 10)
 			set[PropLatestUniform] = u.Uniform.Iceberg.MetadataLocation
+			set[PropLastCommitVersion] = strconv.FormatInt(*u.Commit.Version, 10)
+			set[PropLastCommitTimestamp] = strconv.FormatInt(*u.Commit.Timestamp, 10)
 		}
 	}
 	return appendProps(ups, m, set, remove), nil

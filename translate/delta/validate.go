@@ -84,10 +84,15 @@ func (req *CreateTableRequest) validate() *Error {
 	return checkState(req.Protocol.out(), req.Properties, sortedKeys(req.DomainMetadata))
 }
 
-// checkName rejects names that cannot be an Iceberg table name on a path.
+// checkName rejects names that cannot be an Iceberg table name on a path,
+// and dots: Unity Catalog names are single-level (catalog.schema.table is
+// how clients write the full name), as rename already requires.
 func checkName(name string) *Error {
 	if name == "." || name == ".." || strings.ContainsAny(name, "/\x00") {
 		return invalidParam("invalid table name %q", name)
+	}
+	if strings.Contains(name, ".") {
+		return invalidParam("table name %q contains a dot: Unity Catalog table names are one level (catalog.schema.table is the full name)", name)
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
 
 	"github.com/lakegate/lakegate/translate"
 )
@@ -206,10 +207,11 @@ func (s *Service) Stage(ctx context.Context, ref Ref, req *StagingTableRequest) 
 	}, nil
 }
 
-// StagedTable looks a staging table up by id (404 when unknown or expired).
+// StagedTable looks a staging table up by id (404 when unknown or expired;
+// an id that is no UUID names no staging table either).
 func (s *Service) StagedTable(ctx context.Context, id string) (*Staged, error) {
-	if _, err := parseUUID(id); err != nil {
-		return nil, err
+	if _, err := uuid.Parse(id); err != nil {
+		return nil, Errorf(http.StatusNotFound, NoSuchTable, "no staging table %q: staging table ids are UUIDs", id)
 	}
 	st, err := s.store.StagedByID(ctx, id)
 	if err != nil {
