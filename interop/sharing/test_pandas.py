@@ -592,3 +592,38 @@ def test_uc_narrow_types_read(narrow, fmt):
 def test_uc_narrow_types_iceberg_written(narrow_iceberg_written, fmt):
     df = load(narrow_iceberg_written, fmt)
     assert rows(df) == expected(NARROW_ROWS)
+
+
+# --- every metadata change is a version
+
+@pytest.fixture(scope="module")
+def evolved(catalog):
+    """create (0), append (1), a property commit (2), a new column (3): no snapshot for 2 and 3."""
+    name = unique("evolved")
+    tbl = create(catalog, name, [BATCH1])
+    with tbl.transaction() as tx:
+        tx.set_properties(owner="sales")
+    with tbl.update_schema() as upd:
+        upd.add_column("note", StringType())
+    return name, tbl
+
+
+def test_metadata_only_commits_are_versions(evolved):
+    name, _ = evolved
+    url = table_url(name)
+    assert delta_sharing.get_table_version(url) == 3
+    for use_delta in (False, True):
+        meta = delta_sharing.get_table_metadata(url, use_delta_format=use_delta)
+        names = [f["name"] for f in json.loads(meta.schema_string)["fields"]]
+        assert names == COLUMNS + ["note"], "the new column at once"
+        assert meta.configuration.get("owner") == "sales"
+
+
+@pytest.mark.parametrize("fmt", SNAPSHOT_FORMATS)
+def test_metadata_only_versions_time_travel(evolved, fmt):
+    name, _ = evolved
+    assert list(load(name, fmt, version=2).columns) == COLUMNS, "before the new column"
+    assert rows(load(name, fmt, version=2)) == expected(BATCH1)
+    latest = load(name, fmt)
+    assert list(latest.columns) == COLUMNS + ["note"]
+    assert rows(latest) == expected([r + (None,) for r in BATCH1])

@@ -27,6 +27,7 @@ func init() {
 //		signing_key <base64>
 //		public_url <url>
 //		s3 <fileio-property> <value>
+//		max_change_versions <n>        (default 1000)
 //		share <name> {
 //			comment <text>
 //			recipient <name> token <token> | sha256 <hex> [expires <rfc3339>]
@@ -59,6 +60,13 @@ func (s *SharingHandler) parseOption(d *caddyfile.Dispenser) error {
 			return err
 		}
 		s.URLLifetime = caddy.Duration(v)
+	case "max_change_versions":
+		if err := intArg(d, &s.MaxChangeVersions); err != nil {
+			return err
+		}
+		if s.MaxChangeVersions < 1 {
+			return d.Errf("max_change_versions must be at least 1")
+		}
 	case "planning":
 		var v string
 		if err := oneArg(d, &v); err != nil {

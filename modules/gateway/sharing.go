@@ -49,6 +49,10 @@ type SharingHandler struct {
 	// S3 are FileIO properties used to presign S3 URLs when a table's
 	// LoadTable vends no credentials.
 	S3 map[string]string `json:"s3,omitempty"`
+	// MaxChangeVersions bounds the versions one changes request (or query
+	// with startingVersion) may span; each is one metadata file to read
+	// (default 1000). A longer range is refused with that reason.
+	MaxChangeVersions int `json:"max_change_versions,omitempty"`
 
 	app        *App
 	server     *sharing.Server
@@ -130,6 +134,7 @@ func (h *SharingHandler) Provision(ctx caddy.Context) error {
 	h.server = &sharing.Server{
 		Shares: shares, Catalogs: translate.NewCatalogs(h.app), Sealer: sealer,
 		URLLifetime: time.Duration(h.URLLifetime), Planning: h.Planning, S3: h.S3,
+		MaxVersions: h.MaxChangeVersions,
 	}
 	return nil
 }

@@ -168,6 +168,38 @@ func writeOrders(t testing.TB, base string) (tbl *table.Table, states [][]order)
 	return tbl, append(states, kept)
 }
 
+// metadataVersion is the Delta version of a metadata file: its number
+// (NNNNN-<uuid>.metadata.json), as iceberg-go and the Java catalogs name
+// them.
+func metadataVersion(t testing.TB, loc string) int64 {
+	t.Helper()
+	n, err := strconv.ParseInt(strings.SplitN(filepath.Base(loc), "-", 2)[0], 10, 64)
+	require.NoError(t, err, loc)
+	return n
+}
+
+// snapshotVersions maps each snapshot of tbl's main branch to the Delta
+// version that committed it: the first metadata file (read directly from
+// the warehouse) where it is current.
+func snapshotVersions(t testing.TB, tbl *table.Table) map[int64]int64 {
+	t.Helper()
+	locs := []string{}
+	for e := range tbl.Metadata().PreviousFiles() {
+		locs = append(locs, e.MetadataFile)
+	}
+	out := map[int64]int64{}
+	for _, loc := range append(locs, tbl.MetadataLocation()) {
+		old, err := table.NewFromLocation(context.Background(), tbl.Identifier(), loc, tbl.FS, nil)
+		require.NoError(t, err)
+		if cs := old.Metadata().CurrentSnapshot(); cs != nil {
+			if _, seen := out[cs.SnapshotID]; !seen {
+				out[cs.SnapshotID] = metadataVersion(t, loc)
+			}
+		}
+	}
+	return out
+}
+
 // shareClient speaks the protocol as a recipient's client would, from a
 // profile file.
 type shareClient struct {
@@ -324,7 +356,7 @@ func TestSharingEndToEnd(t *testing.T) {
 		assert.Equal(t, 400, r.status, "a token of another listing is refused")
 	})
 
-	current := tbl.Metadata().CurrentSnapshot().SequenceNumber
+	current := metadataVersion(t, tbl.MetadataLocation())
 	t.Run("version", func(t *testing.T) {
 		r := c.do("GET", "/shares/demo/schemas/sales/tables/orders/version", nil, "")
 		require.Equal(t, 200, r.status, "%s", r.body)
@@ -411,7 +443,8 @@ func TestSharingEndToEnd(t *testing.T) {
 	})
 
 	history := tbl.Metadata().Snapshots()
-	versionOf := func(i int) int64 { return history[i].SequenceNumber }
+	committed := snapshotVersions(t, tbl)
+	versionOf := func(i int) int64 { return committed[history[i].SnapshotID] }
 	t.Run("time travel, parquet format", func(t *testing.T) {
 		// Version 2 predates the rename: parquet format is exact there.
 		body := fmt.Sprintf(`{"version": %d}`, versionOf(1))
@@ -476,8 +509,10 @@ func TestSharingEndToEnd(t *testing.T) {
 		head, historical = metaLines(fmt.Sprintf("/shares/demo/schemas/sales/tables/orders/changes?startingVersion=%d&endingVersion=%d",
 			versionOf(1), versionOf(3)))
 		assert.Contains(t, head["deltaMetadata"].(map[string]any)["schemaString"], `"name":"msg"`, "the start's schema")
-		require.Len(t, historical, 1, "one metaData line: the rename's schema, first written at version %d", versionOf(2))
-		assert.EqualValues(t, versionOf(2), historical[0]["version"])
+		// The rename is a version of its own (a schema-only commit), the one
+		// before the append written with it.
+		require.Len(t, historical, 1, "one metaData line: the rename's, at its own version %d", versionOf(2)-1)
+		assert.EqualValues(t, versionOf(2)-1, historical[0]["version"])
 		assert.Contains(t, historical[0]["deltaMetadata"].(map[string]any)["schemaString"], `"name":"note"`)
 	})
 
@@ -826,6 +861,7 @@ func TestSharingTimestamps(t *testing.T) {
 	tbl = appendOrders(t, tbl, orders(0, 3))
 	first := tbl.Metadata().CurrentSnapshot()
 	require.Greater(t, first.TimestampMs, createdMs)
+	firstVersion := metadataVersion(t, tbl.MetadataLocation())
 
 	c := clientFromProfile(t, base+"/delta-sharing", recipientToken)
 	tp := "/shares/demo/schemas/sales/tables/timed"
@@ -836,7 +872,7 @@ func TestSharingTimestamps(t *testing.T) {
 	require.Equal(t, 200, r.status, "%s", r.body)
 	assert.Equal(t, int64(0), r.version(t), "the earliest version after a time before creation is 0")
 	r = c.do("GET", tp+"/version?startingTimestamp="+stamp(createdMs+1), nil, "")
-	assert.Equal(t, first.SequenceNumber, r.version(t))
+	assert.Equal(t, firstVersion, r.version(t))
 
 	r = c.do("POST", tp+"/query", nil, `{"timestamp":"`+stamp(createdMs)+`"}`)
 	require.Equal(t, 200, r.status, "%s", r.body)
@@ -873,12 +909,12 @@ func TestSharingRefusesFileRewritesInChanges(t *testing.T) {
 	tbl, err := cat.CreateTable(ctx, table.Identifier{"sales", "cow"}, orderSchema)
 	require.NoError(t, err)
 	tbl = appendOrders(t, tbl, orders(0, 10))
-	appended := tbl.Metadata().CurrentSnapshot().SequenceNumber
+	appended := metadataVersion(t, tbl.MetadataLocation())
 	tx := tbl.NewTransaction()
 	require.NoError(t, tx.Delete(ctx, iceberg.LessThan(iceberg.Reference("id"), int64(3)), nil))
 	tbl, err = tx.Commit(ctx)
 	require.NoError(t, err)
-	deleted := tbl.Metadata().CurrentSnapshot().SequenceNumber
+	deleted := metadataVersion(t, tbl.MetadataLocation())
 
 	c := clientFromProfile(t, base+"/delta-sharing", recipientToken)
 	tp := "/shares/demo/schemas/sales/tables/cow"
@@ -898,4 +934,86 @@ func TestSharingRefusesFileRewritesInChanges(t *testing.T) {
 		rows = append(rows, fileRows(t, l["file"].(map[string]any)["url"].(string), false)...)
 	}
 	assert.Equal(t, sortOrders(orders(3, 10)), sortOrders(rows))
+}
+
+// Every metadata change is a version: a property commit and a schema
+// change without a new snapshot each get their own version, /metadata
+// shows the new schema at once, time travel to them reads the files of the
+// snapshot they kept, and a change range lists no files for them but a
+// metaData line for the schema change.
+func TestSharingMetadataOnlyVersions(t *testing.T) {
+	base, _ := sharingGateway(t, nil)
+	ctx := context.Background()
+	cat := embeddedtest.Client(t, base, rest.WithWarehouseLocation("lake"))
+	require.NoError(t, cat.CreateNamespace(ctx, table.Identifier{"sales"}, nil))
+	tbl, err := cat.CreateTable(ctx, table.Identifier{"sales", "meta"}, orderSchema)
+	require.NoError(t, err)
+	tbl = appendOrders(t, tbl, orders(0, 5))
+	appended := metadataVersion(t, tbl.MetadataLocation())
+	tx := tbl.NewTransaction()
+	require.NoError(t, tx.SetProperties(iceberg.Properties{"owner": "sales"}))
+	tbl, err = tx.Commit(ctx)
+	require.NoError(t, err)
+	propsVersion := metadataVersion(t, tbl.MetadataLocation())
+	tx = tbl.NewTransaction()
+	require.NoError(t, tx.UpdateSchema(true, false).AddColumn([]string{"extra"}, iceberg.PrimitiveTypes.String, "", false, nil).Commit())
+	tbl, err = tx.Commit(ctx)
+	require.NoError(t, err)
+	schemaVersion := metadataVersion(t, tbl.MetadataLocation())
+	require.Equal(t, []int64{appended + 1, appended + 2}, []int64{propsVersion, schemaVersion})
+
+	c := clientFromProfile(t, base+"/delta-sharing", recipientToken)
+	tp := "/shares/demo/schemas/sales/tables/meta"
+	r := c.do("GET", tp+"/version", nil, "")
+	require.Equal(t, 200, r.status, "%s", r.body)
+	assert.Equal(t, schemaVersion, r.version(t), "the schema change is the latest version")
+
+	r = c.do("GET", tp+"/metadata", nil, "")
+	require.Equal(t, 200, r.status, "%s", r.body)
+	md := r.lines(t)[1]["metaData"].(map[string]any)
+	assert.Contains(t, md["schemaString"], `"name":"extra"`, "the current schema at once")
+	assert.Equal(t, "sales", md["configuration"].(map[string]any)["owner"])
+
+	r = c.do("POST", tp+"/query", nil, fmt.Sprintf(`{"version": %d}`, propsVersion))
+	require.Equal(t, 200, r.status, "%s", r.body)
+	assert.Equal(t, propsVersion, r.version(t))
+	lines := r.lines(t)
+	md = lines[1]["metaData"].(map[string]any)
+	assert.NotContains(t, md["schemaString"], `"name":"extra"`, "the schema as of that version")
+	assert.Equal(t, "sales", md["configuration"].(map[string]any)["owner"], "the properties as of that version")
+	assert.Len(t, lines, 3, "the one file of the snapshot it kept")
+	for _, planning := range []string{"", `, "predicateHints": ["extra = 'x'"]`} {
+		r = c.do("POST", tp+"/query", nil, `{"limitHint": 100`+planning+`}`)
+		require.Equal(t, 200, r.status, "the latest version has a column its snapshot does not: %s", r.body)
+		assert.Len(t, r.lines(t), 3)
+	}
+
+	r = c.do("GET", fmt.Sprintf("%s/changes?startingVersion=%d&endingVersion=%d&includeHistoricalMetadata=true", tp, appended, schemaVersion), nil, "")
+	require.Equal(t, 200, r.status, "%s", r.body)
+	lines = r.lines(t)
+	require.Len(t, lines, 4, "protocol, metaData, the append's add, the schema change's metaData: %s", r.body)
+	assert.EqualValues(t, appended, lines[2]["add"].(map[string]any)["version"])
+	assert.EqualValues(t, schemaVersion, lines[3]["metaData"].(map[string]any)["version"])
+	assert.Contains(t, lines[3]["metaData"].(map[string]any)["schemaString"], `"name":"extra"`)
+}
+
+// A change range longer than max_change_versions is refused with the
+// reason, before any metadata file is read.
+func TestSharingChangeRangeLimit(t *testing.T) {
+	base, _ := sharingGateway(t, map[string]any{"max_change_versions": 2})
+	ctx := context.Background()
+	cat := embeddedtest.Client(t, base, rest.WithWarehouseLocation("lake"))
+	require.NoError(t, cat.CreateNamespace(ctx, table.Identifier{"sales"}, nil))
+	tbl, err := cat.CreateTable(ctx, table.Identifier{"sales", "long"}, orderSchema)
+	require.NoError(t, err)
+	for i := int64(0); i < 3; i++ {
+		tbl = appendOrders(t, tbl, orders(i, i+1))
+	}
+	c := clientFromProfile(t, base+"/delta-sharing", recipientToken)
+	r := c.do("GET", "/shares/demo/schemas/sales/tables/long/changes?startingVersion=2&endingVersion=3", nil, "")
+	assert.Equal(t, 200, r.status, "two versions are within the limit: %s", r.body)
+	r = c.do("GET", "/shares/demo/schemas/sales/tables/long/changes?startingVersion=0", nil, "")
+	require.Equal(t, 400, r.status, "%s", r.body)
+	assert.Equal(t, `versions 0 to 3 of table "long" are 4 versions; lakegate reads at most 2 per request `+
+		`(each is one metadata file): ask for a shorter range`, r.json(t)["message"])
 }

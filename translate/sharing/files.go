@@ -26,7 +26,10 @@ func (s *Server) planFiles(ctx context.Context, l *loaded, v version, q QueryReq
 	if v.Snap == nil {
 		return nil, nil
 	}
-	sch := schemaAt(l.tbl.Metadata(), v)
+	// Planning binds names to the snapshot's own schema: a version that
+	// only changed the schema (a column added since) has columns the
+	// snapshot's files and the backend's planner do not know.
+	sch := snapshotSchema(v)
 	filter := filterOf(q, sch)
 	tasks, err := s.remotePlan(ctx, l, v, sch, filter)
 	if err == nil && tasks == nil {
@@ -46,6 +49,19 @@ func (s *Server) planFiles(ctx context.Context, l *loaded, v version, q QueryReq
 		tasks = limited(tasks, *q.LimitHint)
 	}
 	return tasks, nil
+}
+
+// snapshotSchema is the schema version v's snapshot was written with
+// (the version's own when the snapshot names none).
+func snapshotSchema(v version) *iceberg.Schema {
+	if v.Snap != nil && v.Snap.SchemaID != nil {
+		for _, s := range v.Meta.Schemas() {
+			if s.ID == *v.Snap.SchemaID {
+				return s
+			}
+		}
+	}
+	return v.Meta.CurrentSchema()
 }
 
 // remotePlan asks the backend to plan (nil tasks when planning is local or
@@ -167,11 +183,8 @@ func (rs *response) file(ctx context.Context, df iceberg.DataFile, sch *iceberg.
 		spec = iceberg.UnpartitionedSpec
 	}
 	rs.files++
-	f := actions.File{URL: u, Data: df, Spec: *spec, Schema: sch, Version: v.V, Expiration: rs.exp.UnixMilli()}
-	if v.Snap != nil {
-		f.Timestamp = v.Snap.TimestampMs
-	}
-	return f, nil
+	return actions.File{URL: u, Data: df, Spec: *spec, Schema: sch, Version: v.V, Timestamp: v.Ts,
+		Expiration: rs.exp.UnixMilli()}, nil
 }
 
 // fileURL is the URL a recipient downloads a file at: a presigned S3 URL
@@ -198,20 +211,29 @@ func (rs *response) fileURL(ctx context.Context, path string) (string, error) {
 }
 
 // changes answers a changes request (or a query with startingVersion):
-// for every version in the range, `add` for each data file it added and
-// `remove` for each it deleted, read from the manifests that version
-// wrote; with includeHistoricalMetadata, a metaData line before the first
-// version written with a new schema.
+// for every version in the range, `add` for each data file its snapshots
+// added and `remove` for each they deleted, read from the manifests those
+// snapshots wrote (a version that only changed the schema or properties
+// has none); with includeHistoricalMetadata, a metaData line at each
+// version whose schema differs from the one before.
 func (rs *response) changes(ctx context.Context, h history, c ChangesRequest) *Error {
 	from, to, err := changeRange(h, c, rs.s.now())
 	if err != nil {
 		return err
 	}
+	first, _ := h.index(from)
+	last, _ := h.index(to)
+	if n := last - first + 1; n > rs.s.maxVersions() {
+		return badParam("versions %d to %d of table %q are %d versions; lakegate reads at most %d per request "+
+			"(each is one metadata file): ask for a shorter range", from, to, rs.l.target.Table, n, rs.s.maxVersions())
+	}
+	lo := max(first-1, 0) // the version before the range: what the first one changed
+	if err := rs.s.resolveAll(ctx, rs.l, h, lo, last); err != nil {
+		return err
+	}
 	// The first metaData line is the starting version's: a reader starts
 	// from that schema, and later lines carry each change after it.
-	start, _ := h.at(from)
-	end, _ := h.at(to)
-	if err := rs.header(start, end); err != nil {
+	if err := rs.header(h[first], h[last]); err != nil {
 		return err
 	}
 	rs.version = from
@@ -219,28 +241,35 @@ func (rs *response) changes(ctx context.Context, h history, c ChangesRequest) *E
 	if ferr != nil {
 		return Errorf(http.StatusBadGateway, CodeInternal, "opening the storage of table %q: %v", rs.l.target.Table, ferr)
 	}
-	meta := rs.l.tbl.Metadata()
-	prev := start
-	for _, v := range h.between(from, to) {
-		if v.Snap == nil {
-			continue // version 0: the table as created, no files
-		}
-		if rewrites(v.Snap) {
-			return badParam("version %d of table %q rewrote data files (a copy-on-write delete, update or merge): "+
-				"lakegate cannot derive its row-level changes yet, and a file-level answer would report untouched rows "+
-				"as deleted and inserted; read the table at versions instead", v.V, rs.l.target.Table)
-		}
-		if sch := schemaAt(meta, v); c.HistoricalMetadata && sch.ID != schemaAt(meta, prev).ID {
-			t := tableInfo(rs.l, v, sch)
+	schemaID := h[first].Meta.CurrentSchema().ID
+	for i := first; i <= last; i++ {
+		v := h[i]
+		if sch := v.Meta.CurrentSchema(); c.HistoricalMetadata && sch.ID != schemaID {
+			schemaID = sch.ID
+			t := tableInfo(rs.l, v)
 			t.ColumnMapping, t.ChangeDataFeed = rs.mapping, rs.changeFeed
 			if err := rs.add(actions.Metadata(rs.format, t)); err != nil {
 				return err
 			}
 		}
-		if err := rs.versionChanges(ctx, fs, v); err != nil {
+		var prev *table.Snapshot // none before the oldest version kept: its own snapshot's changes
+		if i > 0 {
+			prev = h[i-1].Snap
+		}
+		snaps, err := snapshotsBetween(prev, v, rs.l.target.Table)
+		if err != nil {
 			return err
 		}
-		prev = v
+		for _, snap := range snaps {
+			if rewrites(&snap) {
+				return badParam("version %d of table %q rewrote data files (a copy-on-write delete, update or merge): "+
+					"lakegate cannot derive its row-level changes yet, and a file-level answer would report untouched rows "+
+					"as deleted and inserted; read the table at versions instead", v.V, rs.l.target.Table)
+			}
+			if err := rs.versionChanges(ctx, fs, v, &snap); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -287,17 +316,16 @@ func changeRange(h history, c ChangesRequest, now time.Time) (int64, int64, *Err
 	return from, to, nil
 }
 
-// versionChanges adds the lines of one version: the entries its own
-// manifests record as added or deleted by its snapshot.
-func (rs *response) versionChanges(ctx context.Context, fs iceio.IO, v version) *Error {
-	meta := rs.l.tbl.Metadata()
-	sch := schemaAt(meta, v)
-	manifests, err := v.Snap.Manifests(fs)
+// versionChanges adds the lines snapshot snap of version v wrote: the
+// entries its own manifests record as added or deleted by it.
+func (rs *response) versionChanges(ctx context.Context, fs iceio.IO, v version, snap *table.Snapshot) *Error {
+	sch := v.Meta.CurrentSchema()
+	manifests, err := snap.Manifests(fs)
 	if err != nil {
 		return Errorf(http.StatusBadGateway, CodeInternal, "reading version %d of table %q: %v", v.V, rs.l.target.Table, err)
 	}
 	for _, m := range manifests {
-		if m.SnapshotID() != v.Snap.SnapshotID {
+		if m.SnapshotID() != snap.SnapshotID {
 			continue
 		}
 		entries, err := m.FetchEntries(fs, false)
@@ -305,6 +333,9 @@ func (rs *response) versionChanges(ctx context.Context, fs iceio.IO, v version) 
 			return Errorf(http.StatusBadGateway, CodeInternal, "reading version %d of table %q: %v", v.V, rs.l.target.Table, err)
 		}
 		for _, e := range entries {
+			if e.SnapshotID() != snap.SnapshotID || e.Status() == iceberg.EntryStatusEXISTING {
+				continue
+			}
 			if err := rs.change(ctx, e, sch, v); err != nil {
 				return err
 			}
@@ -314,9 +345,6 @@ func (rs *response) versionChanges(ctx context.Context, fs iceio.IO, v version) 
 }
 
 func (rs *response) change(ctx context.Context, e iceberg.ManifestEntry, sch *iceberg.Schema, v version) *Error {
-	if e.SnapshotID() != v.Snap.SnapshotID || e.Status() == iceberg.EntryStatusEXISTING {
-		return nil
-	}
 	if e.DataFile().ContentType() != iceberg.EntryContentData {
 		return badParam("version %d of table %q writes row-level delete files (merge-on-read); "+
 			"Delta Sharing cannot express them", v.V, rs.l.target.Table)

@@ -68,7 +68,7 @@ func (s *Server) open(ctx context.Context, req Request) (*loaded, history, *Erro
 	if err != nil {
 		return nil, nil, err
 	}
-	return l, lineage(l.tbl.Metadata()), nil
+	return l, lineage(l.tbl.Metadata(), l.tbl.MetadataLocation()), nil
 }
 
 // serveTable answers metadata, query and changes: parse everything the
@@ -104,7 +104,7 @@ func (s *Server) serveTable(ctx context.Context, w http.ResponseWriter, r *http.
 	// Presigned S3 URLs expire lifetime after their signing second
 	// (X-Amz-Date has no fraction): a whole-second expiration is never
 	// later than the URLs' own.
-	rs := &response{s: s, req: req, l: l, caps: caps, idHash: idHash, changeFeed: changeFeedServable(h),
+	rs := &response{s: s, req: req, l: l, caps: caps, idHash: idHash, changeFeed: changeFeedServable(l.tbl.Metadata()),
 		exp: s.now().Truncate(time.Second).Add(s.lifetime())}
 	switch {
 	case req.Route.Op == OpQueryChanges:
@@ -177,6 +177,9 @@ func (rs *response) add(b []byte, err error) *Error {
 // travel): protocol, metadata, then one file line per data file.
 func (rs *response) snapshot(ctx context.Context, h history, q QueryRequest, withFiles bool) *Error {
 	v, err := pick(h, q, rs.s.now())
+	if err == nil {
+		err = rs.s.resolve(ctx, rs.l, &v)
+	}
 	if err != nil {
 		return err
 	}
@@ -188,7 +191,7 @@ func (rs *response) snapshot(ctx context.Context, h history, q QueryRequest, wit
 		return err
 	}
 	travel := q.Version != nil || q.Timestamp != nil
-	sch := schemaAt(rs.l.tbl.Metadata(), v)
+	sch := v.Meta.CurrentSchema()
 	for _, t := range tasks {
 		f, err := rs.file(ctx, t.File, sch, v)
 		if err != nil {
@@ -222,16 +225,14 @@ func pick(h history, q QueryRequest, now time.Time) (version, *Error) {
 // header writes the protocol and metadata lines of version v, choosing
 // the response format (and column mapping) the table and the client allow
 // for everything up to version last: a change range decides on its end,
-// since a rename inside it needs mapping for every line.
+// since a rename inside it needs mapping for every line. Both are resolved.
 func (rs *response) header(v, last version) *Error {
-	meta := rs.l.tbl.Metadata()
-	f, mapping, err := chooseFormat(rs.caps, meta, schemaAt(meta, last), rs.req.Route.Table)
+	f, mapping, err := chooseFormat(rs.caps, rs.l.tbl.Metadata(), last.Meta.CurrentSchema(), rs.req.Route.Table)
 	if err != nil {
 		return err
 	}
 	rs.format, rs.mapping, rs.version = f, mapping, v.V
-	sch := schemaAt(meta, v)
-	t := tableInfo(rs.l, v, sch)
+	t := tableInfo(rs.l, v)
 	t.ColumnMapping, t.ChangeDataFeed = mapping, rs.changeFeed
 	rs.partitioned = !t.Spec.IsUnpartitioned()
 	if err := rs.add(actions.Protocol(f, t)); err != nil {
@@ -240,8 +241,10 @@ func (rs *response) header(v, last version) *Error {
 	return rs.add(actions.Metadata(f, t))
 }
 
-func tableInfo(l *loaded, v version, sch *iceberg.Schema) actions.Table {
-	meta := l.tbl.Metadata()
+// tableInfo is the table as of version v (resolved): its schema,
+// partitioning, properties and size then.
+func tableInfo(l *loaded, v version) actions.Table {
+	meta, sch := v.Meta, v.Meta.CurrentSchema()
 	t := actions.Table{
 		ID: meta.TableUUID().String(), Name: l.target.Table, Description: meta.Properties()["comment"],
 		Schema: sch, Spec: declaredSpec(meta, sch), Properties: meta.Properties(), Version: v.V,
@@ -276,18 +279,6 @@ func declaredSpec(meta table.Metadata, sch *iceberg.Schema) iceberg.PartitionSpe
 		}
 	}
 	return cur
-}
-
-// schemaAt is the schema a version was written with.
-func schemaAt(meta table.Metadata, v version) *iceberg.Schema {
-	if v.Snap != nil && v.Snap.SchemaID != nil {
-		for _, s := range meta.Schemas() {
-			if s.ID == *v.Snap.SchemaID {
-				return s
-			}
-		}
-	}
-	return meta.CurrentSchema()
 }
 
 // chooseFormat follows the capabilities header: parquet unless the client

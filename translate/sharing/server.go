@@ -54,8 +54,21 @@ type Server struct {
 	// S3 are FileIO properties (credentials, endpoint, region) used to
 	// presign S3 URLs when the table's LoadTable vends none.
 	S3 map[string]string
+	// MaxVersions bounds the versions one changes request (or a query with
+	// startingVersion) may span: each is one metadata file to read
+	// (default 1000).
+	MaxVersions int
 	// Now is the clock (tests move it).
 	Now func() time.Time
+
+	metadata metadataCache // historical metadata files, parsed
+}
+
+func (s *Server) maxVersions() int {
+	if s.MaxVersions > 0 {
+		return s.MaxVersions
+	}
+	return defaultMaxVersions
 }
 
 const (

@@ -1,82 +1,133 @@
 package sharing
 
 import (
+	"context"
+	"net/http"
+	"path"
+	"regexp"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/apache/iceberg-go/table"
+	lru "github.com/hashicorp/golang-lru/v2"
 )
 
-// A Delta table version is an Iceberg snapshot of the main branch: its
-// sequence number (format v2+), or for v1 tables its 1-based position in
-// the main branch's lineage. Both are stable and grow with every commit.
-// Version 0 is the table as created, before its first snapshot (no files);
-// it exists from creation, with the table's creation time (the oldest
-// metadata-log entry, or the metadata's own time when there is none).
-// Sequence numbers may skip values (commits to other branches take some):
-// a version in such a gap reads as the latest snapshot before it.
+// A Delta table version is one of the table's Iceberg metadata files:
+// every commit writes one, whether it adds a snapshot or only changes the
+// schema or properties, so every change is a version. Catalogs number the
+// files from 0 at creation (NNNNN-<uuid>.metadata.json, Hadoop's
+// vN.metadata.json), and version N is the file numbered N; a version in a
+// gap of the numbering (a register with overwrite may jump) reads as the
+// latest file before it. A version's time is the file's metadata-log
+// timestamp. A catalog whose file names carry no number gets versions by
+// position in the metadata log, which shift once the log is trimmed.
+// Versions older than the oldest file the metadata log keeps
+// (write.metadata.previous-versions-max) can no longer be read.
 type version struct {
-	V    int64
-	Snap *table.Snapshot // nil for version 0
-	Ts   int64           // commit time, ms
+	V   int64
+	Loc string // the metadata file
+	Ts  int64  // commit time, ms
+	// Meta is the table as of this version and Snap its current snapshot
+	// (nil before the first): filled by resolve.
+	Meta table.Metadata
+	Snap *table.Snapshot
 }
 
-// history is version 0, then the main branch's lineage, oldest first.
+// history is every version the metadata log keeps, oldest first, then the
+// current one (resolved).
 type history []version
 
-func lineage(meta table.Metadata) history {
-	out := history{{V: 0, Ts: created(meta)}}
-	cur := meta.CurrentSnapshot()
-	if cur == nil {
-		return out
+func lineage(meta table.Metadata, loc string) history {
+	var h history
+	for e := range meta.PreviousFiles() {
+		h = append(h, version{Loc: e.MetadataFile, Ts: e.TimestampMs})
 	}
-	anc := table.AncestorsOf(cur.SnapshotID, meta.SnapshotByID)
-	for i := range anc {
-		snap := anc[len(anc)-1-i]
-		v := snap.SequenceNumber
-		if meta.Version() < 2 {
-			v = int64(i + 1)
-		}
-		out = append(out, version{V: v, Snap: &snap, Ts: snap.TimestampMs})
-	}
-	if out[1].Ts < out[0].Ts {
-		out[0].Ts = out[1].Ts // a truncated metadata log: creation was no later
-	}
-	return out
+	h = append(h, version{Loc: loc, Ts: meta.LastUpdatedMillis(), Meta: meta, Snap: meta.CurrentSnapshot()})
+	h.number()
+	return h
 }
 
-// created is when the table was created, as far as its metadata tells.
-func created(meta table.Metadata) int64 {
-	ts := meta.LastUpdatedMillis()
-	for e := range meta.PreviousFiles() {
-		ts = min(ts, e.TimestampMs)
+// number gives each entry its version: the file's number, kept strictly
+// increasing (a file numbered lower than its predecessor follows it), or
+// every entry's position when some file is not numbered. Times never go
+// back either.
+func (h history) number() {
+	for i := range h {
+		n, ok := fileNumber(h[i].Loc)
+		if !ok {
+			for j := range h {
+				h[j].V = int64(j)
+			}
+			break
+		}
+		h[i].V = n
 	}
-	return ts
+	for i := 1; i < len(h); i++ {
+		h[i].V = max(h[i].V, h[i-1].V+1)
+		h[i].Ts = max(h[i].Ts, h[i-1].Ts)
+	}
+}
+
+var (
+	metadataFileName       = regexp.MustCompile(`^(\d+)-[0-9A-Fa-f-]{36}(?:\.[a-z0-9]+)?\.metadata\.json$`)
+	legacyMetadataFileName = regexp.MustCompile(`^v(\d+)(?:\.gz)?\.metadata\.json$`)
+)
+
+// fileNumber is the commit number in a metadata file's name.
+func fileNumber(loc string) (int64, bool) {
+	name := path.Base(loc)
+	m := metadataFileName.FindStringSubmatch(name)
+	if m == nil {
+		m = legacyMetadataFileName.FindStringSubmatch(name)
+	}
+	if m == nil {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(m[1], 10, 64)
+	return n, err == nil
 }
 
 // latest is the current version.
 func (h history) latest() version { return h[len(h)-1] }
 
-// at is the table as of version v: the latest snapshot at or before it.
-func (h history) at(v int64) (version, *Error) {
+// index is the position of the entry v reads: the latest at or before it.
+func (h history) index(v int64) (int, *Error) {
 	if v > h.latest().V {
-		return version{}, badParam("version %d does not exist: the latest version is %d", v, h.latest().V)
+		return 0, badParam("version %d does not exist: the latest version is %d", v, h.latest().V)
 	}
-	out := version{}
-	for _, x := range h {
+	if v < h[0].V {
+		return 0, badParam("version %d is no longer available: the table's metadata log starts at version %d", v, h[0].V)
+	}
+	i := 0
+	for j, x := range h {
 		if x.V > v {
 			break
 		}
-		out = x
+		i = j
 	}
-	return out, nil
+	return i, nil
+}
+
+// at is the table as of version v.
+func (h history) at(v int64) (version, *Error) {
+	i, err := h.index(v)
+	if err != nil {
+		return version{}, err
+	}
+	return h[i], nil
 }
 
 // asOf is the latest version committed at or before t.
 func (h history) asOf(t time.Time) (version, *Error) {
 	ms := t.UnixMilli()
 	if ms < h[0].Ts {
-		return version{}, badParam("timestamp %s is before the table was created (%s)",
-			t.UTC().Format(time.RFC3339), time.UnixMilli(h[0].Ts).UTC().Format(time.RFC3339))
+		when := time.UnixMilli(h[0].Ts).UTC().Format(time.RFC3339)
+		if h[0].V == 0 {
+			return version{}, badParam("timestamp %s is before the table was created (%s)", t.UTC().Format(time.RFC3339), when)
+		}
+		return version{}, badParam("timestamp %s is before version %d (%s), the oldest the table's metadata log keeps",
+			t.UTC().Format(time.RFC3339), h[0].V, when)
 	}
 	out := h[0]
 	for _, x := range h {
@@ -108,15 +159,52 @@ func notFuture(t, now time.Time) *Error {
 	return nil
 }
 
-// between is every version in [from, to], oldest first.
-func (h history) between(from, to int64) history {
-	var out history
-	for _, x := range h {
-		if x.V >= from && x.V <= to {
-			out = append(out, x)
+// defaultMaxVersions bounds how many versions one changes request reads.
+const defaultMaxVersions = 1000
+
+// metadataCacheSize is how many historical metadata files the server
+// keeps parsed: they never change once written.
+const metadataCacheSize = 128
+
+type metadataCache struct {
+	once  sync.Once
+	cache *lru.Cache[string, table.Metadata]
+}
+
+func (c *metadataCache) get() *lru.Cache[string, table.Metadata] {
+	c.once.Do(func() { c.cache, _ = lru.New[string, table.Metadata](metadataCacheSize) })
+	return c.cache
+}
+
+// resolve fills in the table as of v, reading its metadata file through
+// the table's (confined) file system when it is not the current one.
+func (s *Server) resolve(ctx context.Context, l *loaded, v *version) *Error {
+	if v.Meta == nil {
+		key := l.target.Catalog + "\x00" + v.Loc
+		m, ok := s.metadata.get().Get(key)
+		if !ok {
+			t, err := table.NewFromLocation(ctx, l.tbl.Identifier(), v.Loc, l.tbl.FS, nil)
+			if err != nil {
+				return Errorf(http.StatusBadGateway, CodeInternal, "reading version %d of table %q (%s): %v",
+					v.V, l.target.Table, path.Base(v.Loc), err)
+			}
+			m = t.Metadata()
+			s.metadata.get().Add(key, m)
+		}
+		v.Meta = m
+	}
+	v.Snap = v.Meta.CurrentSnapshot()
+	return nil
+}
+
+// resolveAll resolves h[from:to+1].
+func (s *Server) resolveAll(ctx context.Context, l *loaded, h history, from, to int) *Error {
+	for i := from; i <= to; i++ {
+		if err := s.resolve(ctx, l, &h[i]); err != nil {
+			return err
 		}
 	}
-	return out
+	return nil
 }
 
 // rewrites reports a snapshot that removed data files and added others
@@ -130,14 +218,43 @@ func rewrites(s *table.Snapshot) bool {
 	return deleted != nil && *deleted > 0 && added != nil && *added > 0
 }
 
-// changeFeedServable reports whether every version's changes are exactly
-// its files' (appends and whole-file deletes only): only then does the
-// table declare a change data feed.
-func changeFeedServable(h history) bool {
-	for _, x := range h {
-		if rewrites(x.Snap) {
+// changeFeedServable reports whether every snapshot of the main branch
+// changes exactly its files (appends and whole-file deletes only): only
+// then does the table declare a change data feed.
+func changeFeedServable(meta table.Metadata) bool {
+	cur := meta.CurrentSnapshot()
+	if cur == nil {
+		return true
+	}
+	for _, snap := range table.AncestorsOf(cur.SnapshotID, meta.SnapshotByID) {
+		if rewrites(&snap) {
 			return false
 		}
 	}
 	return true
+}
+
+// snapshotsBetween are the snapshots version v committed after the one
+// its predecessor had (prev nil: v's own only), oldest first. A v whose
+// snapshot does not descend from prev's replaced the history (a rollback
+// or a replace): its changes are not additions on top, and it is refused.
+func snapshotsBetween(prev *table.Snapshot, v version, table_ string) ([]table.Snapshot, *Error) {
+	if v.Snap == nil || (prev != nil && prev.SnapshotID == v.Snap.SnapshotID) {
+		return nil, nil
+	}
+	if prev == nil {
+		return []table.Snapshot{*v.Snap}, nil
+	}
+	var out []table.Snapshot
+	for _, snap := range table.AncestorsOf(v.Snap.SnapshotID, v.Meta.SnapshotByID) {
+		if snap.SnapshotID == prev.SnapshotID {
+			for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+				out[i], out[j] = out[j], out[i]
+			}
+			return out, nil
+		}
+		out = append(out, snap)
+	}
+	return nil, badParam("version %d of table %q does not descend from the version before it (a rollback or a replace "+
+		"of the table's history): its changes cannot be listed; ask for a range that starts after it", v.V, table_)
 }
