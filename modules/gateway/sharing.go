@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -53,6 +54,14 @@ type SharingHandler struct {
 	// with startingVersion) may span; each is one metadata file to read
 	// (default 1000). A longer range is refused with that reason.
 	MaxChangeVersions int `json:"max_change_versions,omitempty"`
+	// ChangeDataDir is the folder lakegate writes the change files it
+	// derives for versions that rewrote data files (copy-on-write delete,
+	// update, merge), and serves them from. Default: lakegate/sharing-changes
+	// under Caddy's data directory. "off" refuses such versions instead.
+	ChangeDataDir string `json:"change_data_dir,omitempty"`
+	// MaxChangeRewriteBytes bounds the data files one such version's
+	// derivation reads (default 64 MiB); a larger version is refused.
+	MaxChangeRewriteBytes int64 `json:"max_change_rewrite_bytes,omitempty"`
 
 	app        *App
 	server     *sharing.Server
@@ -131,12 +140,26 @@ func (h *SharingHandler) Provision(ctx caddy.Context) error {
 	default:
 		return fmt.Errorf("lakegate_sharing: planning must be auto or local, not %q", h.Planning)
 	}
+	if d := h.changeDir(); d != "" && !filepath.IsAbs(d) {
+		return fmt.Errorf("lakegate_sharing: change_data_dir must be an absolute path, not %q", d)
+	}
 	h.server = &sharing.Server{
 		Shares: shares, Catalogs: translate.NewCatalogs(h.app), Sealer: sealer,
 		URLLifetime: time.Duration(h.URLLifetime), Planning: h.Planning, S3: h.S3,
-		MaxVersions: h.MaxChangeVersions,
+		MaxVersions: h.MaxChangeVersions, ChangeDir: h.changeDir(), MaxRewriteBytes: h.MaxChangeRewriteBytes,
 	}
 	return nil
+}
+
+// changeDir is where derived change files live ("" when turned off).
+func (h *SharingHandler) changeDir() string {
+	switch h.ChangeDataDir {
+	case "off":
+		return ""
+	case "":
+		return filepath.Join(caddy.AppDataDir(), "lakegate", "sharing-changes")
+	}
+	return h.ChangeDataDir
 }
 
 func (h *SharingHandler) checkCatalogs(shares []sharing.Share) error {

@@ -70,6 +70,12 @@ func sharingGatewayFor(t testing.TB, backendURL string, extra map[string]any) st
 // sharingGatewayApp is sharingGatewayFor with more lakegate app settings.
 func sharingGatewayApp(t testing.TB, backendURL string, app, extra map[string]any) string {
 	addr := freeAddr(t)
+	if extra == nil {
+		extra = map[string]any{}
+	}
+	if _, ok := extra["change_data_dir"]; !ok {
+		extra["change_data_dir"] = t.TempDir() // not Caddy's data dir in the home folder
+	}
 	app["catalogs"] = []any{remote("lake", backendURL, nil)}
 	return serveOn(t, addr, caddyJSONHandlers(t, addr, app, sharingHandler(extra), map[string]any{"handler": "lakegate_iceberg"}))
 }
@@ -897,12 +903,14 @@ func TestSharingTimestamps(t *testing.T) {
 	assert.Len(t, r.lines(t), 2+1, "protocol, metadata, the first snapshot's add")
 }
 
-// A copy-on-write delete rewrites files: lakegate cannot derive its
-// row-level changes yet, so the table declares no change data feed and a
-// change range over that version is refused instead of over-reporting
-// untouched rows as deleted and inserted. Reads at versions still work.
-func TestSharingRefusesFileRewritesInChanges(t *testing.T) {
-	base, _ := sharingGateway(t, nil)
+// A copy-on-write delete rewrites files: its row-level changes are derived
+// (the deleted rows only, not the rows it copied) and served as a cdf
+// change file in both formats, once per snapshot; the table declares its
+// change data feed. Without a change folder, or past the byte limit, such
+// a range is refused instead of over-reporting.
+func TestSharingRowLevelChangesOfRewrites(t *testing.T) {
+	backend := embeddedtest.Serve(t, embeddedtest.Config(t, embedded.SQLite))
+	base := sharingGatewayFor(t, backend.URL, nil)
 	ctx := context.Background()
 	cat := embeddedtest.Client(t, base, rest.WithWarehouseLocation("lake"))
 	require.NoError(t, cat.CreateNamespace(ctx, table.Identifier{"sales"}, nil))
@@ -918,15 +926,37 @@ func TestSharingRefusesFileRewritesInChanges(t *testing.T) {
 
 	c := clientFromProfile(t, base+"/delta-sharing", recipientToken)
 	tp := "/shares/demo/schemas/sales/tables/cow"
-	r := c.do("GET", fmt.Sprintf("%s/changes?startingVersion=%d", tp, appended), nil, "")
-	assert.Equal(t, 400, r.status, "%s", r.body)
-	assert.Contains(t, r.json(t)["message"], fmt.Sprintf("version %d of table \"cow\" rewrote data files", deleted))
-	r = c.do("GET", fmt.Sprintf("%s/changes?startingVersion=0&endingVersion=%d", tp, appended), nil, "")
-	assert.Equal(t, 200, r.status, "a range before the rewrite is served: %s", r.body)
+	delta := map[string]string{"delta-sharing-capabilities": "responseformat=delta"}
+	var ids []string
+	for _, format := range []map[string]string{nil, delta} {
+		r := c.do("GET", fmt.Sprintf("%s/changes?startingVersion=%d", tp, appended), format, "")
+		require.Equal(t, 200, r.status, "%s", r.body)
+		lines := r.lines(t)
+		require.Len(t, lines, 2+1+1, "protocol, metaData, the append's add, the delete's one change file: %s", r.body)
+		var url string
+		var version any
+		if format == nil {
+			cdf := lines[3]["cdf"].(map[string]any)
+			url, version = cdf["url"].(string), cdf["version"]
+			ids = append(ids, cdf["id"].(string))
+		} else {
+			f := lines[3]["file"].(map[string]any)
+			cdc := f["deltaSingleAction"].(map[string]any)["cdc"].(map[string]any)
+			url, version = cdc["path"].(string), f["version"]
+			ids = append(ids, f["id"].(string))
+			assert.Equal(t, false, cdc["dataChange"])
+		}
+		assert.EqualValues(t, deleted, version)
+		assert.Equal(t, map[int64]string{0: "delete", 1: "delete", 2: "delete"}, changeRows(t, download(t, url)),
+			"the deleted rows only, not the seven the delete copied")
+	}
+	assert.Equal(t, ids[0], ids[1], "one change file per snapshot, whichever format")
 
-	r = c.do("GET", tp+"/metadata", nil, "")
+	r := c.do("GET", tp+"/metadata", nil, "")
 	require.Equal(t, 200, r.status, "%s", r.body)
-	assert.NotContains(t, string(r.body), "enableChangeDataFeed")
+	assert.Contains(t, string(r.body), `"delta.enableChangeDataFeed":"true"`)
+
+	// Reads at versions are unchanged.
 	r = c.do("POST", tp+"/query", nil, "{}")
 	require.Equal(t, 200, r.status, "%s", r.body)
 	var rows []order
@@ -934,6 +964,50 @@ func TestSharingRefusesFileRewritesInChanges(t *testing.T) {
 		rows = append(rows, fileRows(t, l["file"].(map[string]any)["url"].(string), false)...)
 	}
 	assert.Equal(t, sortOrders(orders(3, 10)), sortOrders(rows))
+
+	for name, extra := range map[string]map[string]any{
+		"off":   {"change_data_dir": "off"},
+		"limit": {"max_change_rewrite_bytes": 10},
+	} {
+		other := sharingGatewayFor(t, backend.URL, extra)
+		oc := clientFromProfile(t, other+"/delta-sharing", recipientToken)
+		r := oc.do("GET", fmt.Sprintf("%s/changes?startingVersion=%d", tp, appended), nil, "")
+		assert.Equal(t, 400, r.status, "%s: %s", name, r.body)
+		assert.Contains(t, r.json(t)["message"], fmt.Sprintf("version %d of table \"cow\" rewrote", deleted), name)
+		r = oc.do("GET", fmt.Sprintf("%s/changes?startingVersion=0&endingVersion=%d", tp, appended), nil, "")
+		assert.Equal(t, 200, r.status, "%s: a range before the rewrite is served: %s", name, r.body)
+	}
+	r = clientFromProfile(t, sharingGatewayFor(t, backend.URL, map[string]any{"change_data_dir": "off"})+"/delta-sharing",
+		recipientToken).do("GET", tp+"/metadata", nil, "")
+	assert.NotContains(t, string(r.body), "enableChangeDataFeed", "without a change folder the feed is not declared")
+}
+
+// changeRows reads a change file's id → _change_type.
+func changeRows(t testing.TB, data []byte) map[int64]string {
+	tbl, err := pqarrow.ReadTable(context.Background(), bytes.NewReader(data),
+		parquet.NewReaderProperties(memory.DefaultAllocator), pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	require.NoError(t, err)
+	defer tbl.Release()
+	idCol, typeCol := -1, -1
+	for i, f := range tbl.Schema().Fields() {
+		switch f.Name {
+		case "id":
+			idCol = i
+		case "_change_type":
+			typeCol = i
+		}
+	}
+	require.True(t, idCol >= 0 && typeCol >= 0, "columns: %v", tbl.Schema())
+	out := map[int64]string{}
+	tr := array.NewTableReader(tbl, 1024)
+	defer tr.Release()
+	for tr.Next() {
+		rec := tr.RecordBatch()
+		for i := 0; i < int(rec.NumRows()); i++ {
+			out[rec.Column(idCol).(*array.Int64).Value(i)] = rec.Column(typeCol).(*array.String).Value(i)
+		}
+	}
+	return out
 }
 
 // Every metadata change is a version: a property commit and a schema

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"time"
 
@@ -260,12 +261,17 @@ func (rs *response) changes(ctx context.Context, h history, c ChangesRequest) *E
 		if err != nil {
 			return err
 		}
-		for _, snap := range snaps {
-			if rewrites(&snap) {
-				return badParam("version %d of table %q rewrote data files (a copy-on-write delete, update or merge): "+
-					"lakegate cannot derive its row-level changes yet, and a file-level answer would report untouched rows "+
-					"as deleted and inserted; read the table at versions instead", v.V, rs.l.target.Table)
+		// A rewrite's file-level changes would report its untouched rows
+		// as deleted and inserted: a version with one gets its row-level
+		// changes derived, all its snapshots together (a Delta reader
+		// takes only the change files of a version that has them).
+		if slices.ContainsFunc(snaps, func(s table.Snapshot) bool { return rewrites(&s) }) {
+			if err := rs.rewriteChanges(ctx, fs, v, snaps); err != nil {
+				return err
 			}
+			continue
+		}
+		for _, snap := range snaps {
 			if err := rs.versionChanges(ctx, fs, v, &snap); err != nil {
 				return err
 			}
@@ -319,26 +325,14 @@ func changeRange(h history, c ChangesRequest, now time.Time) (int64, int64, *Err
 // versionChanges adds the lines snapshot snap of version v wrote: the
 // entries its own manifests record as added or deleted by it.
 func (rs *response) versionChanges(ctx context.Context, fs iceio.IO, v version, snap *table.Snapshot) *Error {
-	sch := v.Meta.CurrentSchema()
-	manifests, err := snap.Manifests(fs)
+	entries, err := ownEntries(fs, snap)
 	if err != nil {
 		return Errorf(http.StatusBadGateway, CodeInternal, "reading version %d of table %q: %v", v.V, rs.l.target.Table, err)
 	}
-	for _, m := range manifests {
-		if m.SnapshotID() != snap.SnapshotID {
-			continue
-		}
-		entries, err := m.FetchEntries(fs, false)
-		if err != nil {
-			return Errorf(http.StatusBadGateway, CodeInternal, "reading version %d of table %q: %v", v.V, rs.l.target.Table, err)
-		}
-		for _, e := range entries {
-			if e.SnapshotID() != snap.SnapshotID || e.Status() == iceberg.EntryStatusEXISTING {
-				continue
-			}
-			if err := rs.change(ctx, e, sch, v); err != nil {
-				return err
-			}
+	sch := v.Meta.CurrentSchema()
+	for _, e := range entries {
+		if err := rs.change(ctx, e, sch, v); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -104,7 +104,7 @@ func (s *Server) serveTable(ctx context.Context, w http.ResponseWriter, r *http.
 	// Presigned S3 URLs expire lifetime after their signing second
 	// (X-Amz-Date has no fraction): a whole-second expiration is never
 	// later than the URLs' own.
-	rs := &response{s: s, req: req, l: l, caps: caps, idHash: idHash, changeFeed: changeFeedServable(l.tbl.Metadata()),
+	rs := &response{s: s, req: req, l: l, caps: caps, idHash: idHash, changeFeed: s.ChangeDir != "" || changeFeedServable(l.tbl.Metadata()),
 		exp: s.now().Truncate(time.Second).Add(s.lifetime())}
 	switch {
 	case req.Route.Op == OpQueryChanges:

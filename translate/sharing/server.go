@@ -58,6 +58,13 @@ type Server struct {
 	// startingVersion) may span: each is one metadata file to read
 	// (default 1000).
 	MaxVersions int
+	// ChangeDir is where lakegate writes the change files it derives for
+	// versions that rewrote data files (a folder it owns; "" refuses such
+	// versions in change ranges).
+	ChangeDir string
+	// MaxRewriteBytes bounds the data files one such version's derivation
+	// reads (default 64 MiB).
+	MaxRewriteBytes int64
 	// Now is the clock (tests move it).
 	Now func() time.Time
 

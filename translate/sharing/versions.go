@@ -209,7 +209,7 @@ func (s *Server) resolveAll(ctx context.Context, l *loaded, h history, from, to 
 
 // rewrites reports a snapshot that removed data files and added others
 // (a copy-on-write delete, update or merge, a compaction): its file-level
-// changes are not its row-level ones, and lakegate cannot derive those yet.
+// changes are not its row-level ones, which cdf.go derives.
 func rewrites(s *table.Snapshot) bool {
 	if s == nil || s.Summary == nil {
 		return false
@@ -219,8 +219,9 @@ func rewrites(s *table.Snapshot) bool {
 }
 
 // changeFeedServable reports whether every snapshot of the main branch
-// changes exactly its files (appends and whole-file deletes only): only
-// then does the table declare a change data feed.
+// changes exactly its files (appends and whole-file deletes only): without
+// a ChangeDir to derive rewrites in, only then does the table declare a
+// change data feed.
 func changeFeedServable(meta table.Metadata) bool {
 	cur := meta.CurrentSnapshot()
 	if cur == nil {

@@ -55,6 +55,7 @@ type deltaFile struct {
 type singleAction struct {
 	Add    *deltaAdd    `json:"add,omitempty"`
 	Remove *deltaRemove `json:"remove,omitempty"`
+	Cdc    *deltaCdc    `json:"cdc,omitempty"`
 }
 
 // deltaAdd is Delta's add action; path is the pre-signed URL, as the
