@@ -212,7 +212,18 @@ func TestDeltaUniformAddCommit(t *testing.T) {
 		assert.Equal(t, "CommitVersionConflictException", errType(bad))
 	}
 	assert.Equal(t, "1", meta(again)["properties"].(map[string]any)["delta.lastUpdateVersion"], "the ratified commit is the last update")
-	code, bad := updateTable(t, url, uuid, map[string]any{"action": "update-metadata-snapshot-version",
+	// The ratified commit is unbackfilled until the client says it published it.
+	commits := again["commits"].([]any)
+	require.Len(t, commits, 1, "%v", again)
+	assert.EqualValues(t, 1, commits[0].(map[string]any)["version"])
+	assert.NotEmpty(t, commits[0].(map[string]any)["file-name"])
+	code, bad := updateTable(t, url, uuid, map[string]any{"action": "set-latest-backfilled-version", "latest-published-version": 2})
+	assert.Equal(t, http.StatusBadRequest, code, "past the latest ratified version: %v", bad)
+	code, published := updateTable(t, url, uuid, map[string]any{"action": "set-latest-backfilled-version", "latest-published-version": 1})
+	require.Equal(t, http.StatusOK, code, "%v", published)
+	assert.Empty(t, published["commits"])
+	assert.Equal(t, float64(1), published["latest-table-version"], "backfilling moves no version")
+	code, bad = updateTable(t, url, uuid, map[string]any{"action": "update-metadata-snapshot-version",
 		"last-commit-version": 1, "last-commit-timestamp-ms": 1700000000001})
 	assert.Equal(t, http.StatusBadRequest, code, "external tables only: %v", bad)
 	assert.Contains(t, errMessage(bad), "is for EXTERNAL tables")

@@ -252,3 +252,26 @@ func int64Prop(props map[string]string, key string) *int64 {
 	}
 	return &n
 }
+
+// PropCommits holds a MANAGED table's unbackfilled commits (the add-commits
+// ratified since the last set-latest-backfilled-version), newest first, as
+// the load response's `commits`.
+const PropCommits = Prefix + "commits"
+
+// maxUnbackfilled bounds the unbackfilled commits a table may hold, as the
+// spec asks the server to (ResourceExhaustedException at write time).
+const maxUnbackfilled = 50
+
+// unbackfilled reads PropCommits; a damaged record reads as none.
+func unbackfilled(props map[string]string) []Commit {
+	var out []Commit
+	if raw := props[PropCommits]; raw != "" {
+		_ = json.Unmarshal([]byte(raw), &out)
+	}
+	return out
+}
+
+func encodeCommits(c []Commit) string {
+	b, _ := json.Marshal(c)
+	return string(b)
+}

@@ -3,7 +3,11 @@ package delta
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"testing"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -116,4 +120,25 @@ func TestCheckUpdateState(t *testing.T) {
 			assert.Equal(t, tc.message, err.Message)
 		})
 	}
+}
+
+// A managed table holds at most maxUnbackfilled unbackfilled commits: the
+// next add-commit is 429 ResourceExhaustedException, as the spec bounds it.
+func TestUnbackfilledCommitsBounded(t *testing.T) {
+	var commits []Commit
+	for v := int64(maxUnbackfilled); v >= 1; v-- {
+		n, name := v, "c.json"
+		commits = append(commits, Commit{Version: &n, Timestamp: &n, FileName: &name, FileSize: &n, FileModificationTimestamp: &n})
+	}
+	props := map[string]string{PropTableType: Managed, PropLatestVersion: strconv.Itoa(maxUnbackfilled), PropCommits: encodeCommits(commits)}
+	m, err := table.NewMetadata(iceberg.NewSchema(0), iceberg.UnpartitionedSpec, table.UnsortedSortOrder, "file:///w/t", props)
+	require.NoError(t, err)
+	body := `{"requirements":[` + okUUID + `],"updates":[{"action":"add-commit","commit":{"version":51,"timestamp":1,` +
+		`"file-name":"x.json","file-size":1,"file-modification-timestamp":1},"uniform":{"iceberg":{"metadata-location":"file:///w/t/m.json"}}}]}`
+	req, perr := ParseUpdate([]byte(body))
+	require.Nil(t, perr)
+	verr := AsError(checkVersions(req, &loaded{Metadata: m}))
+	require.NotNil(t, verr)
+	assert.Equal(t, http.StatusTooManyRequests, verr.Code)
+	assert.Equal(t, ResourceExhausted, verr.Type)
 }

@@ -152,11 +152,19 @@ func response(l *loaded) (*LoadTableResponse, error) {
 			LastCommitVersion:     int64Prop(props, PropLastCommitVersion),
 			LastCommitTimestampMs: int64Prop(props, PropLastCommitTimestamp),
 		},
-		Commits: []any{},
+		Commits: unbackfilledOrEmpty(props),
 		Uniform: &Uniform{Iceberg: &UniformIceberg{MetadataLocation: l.MetadataLocation}},
 	}
 	out.LatestTableVersion = latestVersion(props)
 	return out, nil
+}
+
+// unbackfilledOrEmpty is the response's commits: never null.
+func unbackfilledOrEmpty(props map[string]string) []Commit {
+	if c := unbackfilled(props); c != nil {
+		return c
+	}
+	return []Commit{}
 }
 
 // latestVersion is the latest ratified Delta version: the last

@@ -142,7 +142,7 @@ type TableMetadata struct {
 // unbackfilled Delta commits, so commits is always empty.
 type LoadTableResponse struct {
 	Metadata           TableMetadata `json:"metadata"`
-	Commits            []any         `json:"commits"`
+	Commits            []Commit      `json:"commits"`
 	Uniform            *Uniform      `json:"uniform,omitempty"`
 	LatestTableVersion int64         `json:"latest-table-version"`
 }

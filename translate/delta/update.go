@@ -28,7 +28,7 @@ func parseUUID(s string) (uuid.UUID, error) {
 // With at most one update of each kind and disjoint set/remove keys, the
 // result does not depend on the order the client sent them in.
 var order = []string{
-	ActAddCommit, ActSetProtocol, ActSetColumns, ActSetPartitionColumns, ActSetProperties,
+	ActAddCommit, ActSetBackfilled, ActSetProtocol, ActSetColumns, ActSetPartitionColumns, ActSetProperties,
 	ActRemoveProperties, ActSetTableComment, ActSetDomainMetadata, ActRemoveDomainMetadata,
 	ActUpdateSnapshotVer,
 }
@@ -107,9 +107,7 @@ func unsupportedUpdates(req *UpdateTableRequest) error {
 			return notImplemented("add-commit without uniform.iceberg.metadata-location: lakegate serves Iceberg tables " +
 				"and does not translate Delta data commits (a Delta log commit names Parquet files and deletion vectors, " +
 				"which would have to be rewritten into Iceberg manifests); write with UniForm and send the Iceberg metadata-location")
-		case u.Action == ActSetBackfilled:
-			return notImplemented("set-latest-backfilled-version: lakegate keeps no unbackfilled Delta commits, " +
-				"because Delta data commits are not translated to Iceberg tables")
+
 		}
 	}
 	return nil
@@ -157,6 +155,19 @@ func checkVersions(req *UpdateTableRequest, l *loaded) error {
 					"add-commit of version %d rejected: the table's latest version is %d, so the next commit is %d",
 					v, latest, latest+1)
 			}
+			if n := len(unbackfilled(props)); n >= maxUnbackfilled && !resent(&u, l) {
+				return Errorf(http.StatusTooManyRequests, ResourceExhausted,
+					"the table has %d unbackfilled commits, the most lakegate keeps: publish them to the Delta log "+
+						"and send set-latest-backfilled-version before committing again", n)
+			}
+		case ActSetBackfilled:
+			if kind != Managed {
+				return invalidParam("set-latest-backfilled-version is for MANAGED tables, whose commits the catalog ratifies")
+			}
+			if *u.LatestPublishedVersion > latest {
+				return invalidParam("latest-published-version %d is after the latest ratified version %d",
+					*u.LatestPublishedVersion, latest)
+			}
 		case ActUpdateSnapshotVer:
 			if kind != External {
 				return invalidParam("update-metadata-snapshot-version is for EXTERNAL tables; a %s table's versions "+
@@ -199,6 +210,7 @@ func translateUpdates(m table.Metadata, by map[string]*Update) ([]table.Update, 
 	set, remove := map[string]string{}, []string{}
 	var ups []table.Update
 	cur := m.CurrentSchema()
+	commits := unbackfilled(m.Properties())
 	for _, action := range order {
 		u := by[action]
 		if u == nil {
@@ -246,8 +258,15 @@ func translateUpdates(m table.Metadata, by map[string]*Update) ([]table.Update, 
 		case ActUpdateSnapshotVer:
 			set[PropLastCommitVersion] = strconv.FormatInt(*u.LastCommitVersion, 10)
 			set[PropLastCommitTimestamp] = strconv.FormatInt(*u.LastCommitTimestampMs, 10)
+		case ActSetBackfilled:
+			// Published commits leave the list; a version already past is a no-op.
+			commits = slices.DeleteFunc(commits, func(c Commit) bool { return *c.Version <= *u.LatestPublishedVersion })
+			set[PropCommits] = encodeCommits(commits)
 		case ActAddCommit:
-			// The ratified commit is also the table's last update.
+			// The ratified commit is also the table's last update, and
+			// unbackfilled until a set-latest-backfilled-version says so.
+			commits = append([]Commit{*u.Commit}, commits...)
+			set[PropCommits] = encodeCommits(commits)
 			set[PropLatestVersion] = strconv.FormatInt(*u.Commit.Version, 10)
 			set[PropLatestUniform] = u.Uniform.Iceberg.MetadataLocation
 			set[PropLastCommitVersion] = strconv.FormatInt(*u.Commit.Version, 10)
