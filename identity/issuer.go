@@ -9,6 +9,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"github.com/lakegate/lakegate/duration"
 	"slices"
 	"time"
 
@@ -25,10 +26,10 @@ type Client struct {
 
 // IssuerConfig configures the built-in token endpoint.
 type IssuerConfig struct {
-	Issuer   string        `json:"issuer,omitempty"`   // `iss` of issued tokens, default "lakegate"
-	Audience string        `json:"audience,omitempty"` // `aud`, default "lakegate"
-	TTL      time.Duration `json:"ttl,omitempty"`      // default 1h
-	Clients  []Client      `json:"clients,omitempty"`
+	Issuer   string            `json:"issuer,omitempty"`   // `iss` of issued tokens, default "lakegate"
+	Audience string            `json:"audience,omitempty"` // `aud`, default "lakegate"
+	TTL      duration.Duration `json:"ttl,omitempty"`      // default 1h
+	Clients  []Client          `json:"clients,omitempty"`
 	// SigningSecret (HS256, >= 32 bytes) lets every replica sign and verify the
 	// same tokens; without it an ephemeral ES256 key is generated (one replica
 	// only, and tokens die with the process).
@@ -65,13 +66,13 @@ type client struct {
 
 // NewIssuer validates cfg and sets up the signing key.
 func NewIssuer(cfg IssuerConfig) (*Issuer, error) {
-	if cfg.TTL < 0 || (cfg.TTL > 0 && cfg.TTL < time.Second) {
+	if ttl := cfg.TTL.D(); ttl < 0 || (ttl > 0 && ttl < time.Second) {
 		return nil, errors.New("issuer: ttl must be at least 1s")
 	}
 	i := &Issuer{
 		issuer:   cmp.Or(cfg.Issuer, defaultIssuerName),
 		audience: cmp.Or(cfg.Audience, defaultIssuerName),
-		ttl:      cmp.Or(cfg.TTL, defaultTTL),
+		ttl:      cmp.Or(cfg.TTL.D(), defaultTTL),
 	}
 	if err := i.loadClients(cfg.Clients); err != nil {
 		return nil, err

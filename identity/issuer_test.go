@@ -3,6 +3,7 @@ package identity_test
 import (
 	"encoding/json"
 	"errors"
+	"github.com/lakegate/lakegate/duration"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -222,7 +223,7 @@ func TestIssuerClientAuthMethods(t *testing.T) {
 func TestIssuedTokenExpires(t *testing.T) {
 	t.Parallel() // waits out TTL + leeway (a few seconds)
 	cfg := issuerConfig()
-	cfg.TTL = time.Second
+	cfg.TTL = duration.Duration(time.Second)
 	i := newIssuer(t, cfg)
 	tok := issueToken(t, i, "spark", sparkSecret)
 	mustAccept(t, i.Authenticator(), tok)
@@ -298,8 +299,8 @@ func TestNewIssuerValidates(t *testing.T) {
 		"clear secret":     func(c *identity.IssuerConfig) { c.Clients[0].SecretSHA256 = sparkSecret },
 		"shared secret":    func(c *identity.IssuerConfig) { c.Clients[1].SecretSHA256 = c.Clients[0].SecretSHA256 },
 		"missing id":       func(c *identity.IssuerConfig) { c.Clients[0].ID = "" },
-		"sub-second TTL":   func(c *identity.IssuerConfig) { c.TTL = time.Millisecond },
-		"negative TTL":     func(c *identity.IssuerConfig) { c.TTL = -time.Hour },
+		"sub-second TTL":   func(c *identity.IssuerConfig) { c.TTL = duration.Duration(time.Millisecond) },
+		"negative TTL":     func(c *identity.IssuerConfig) { c.TTL = duration.Duration(-time.Hour) },
 		"empty secret sum": func(c *identity.IssuerConfig) { c.Clients[0].SecretSHA256 = identity.HashSecret("") },
 	}
 	for name, edit := range bad {

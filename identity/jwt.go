@@ -3,6 +3,7 @@ package identity
 import (
 	"errors"
 	"fmt"
+	"github.com/lakegate/lakegate/duration"
 	"net/http"
 	"time"
 
@@ -12,15 +13,15 @@ import (
 
 // JWTConfig configures validation of bearer JWTs issued by an external IdP.
 type JWTConfig struct {
-	JWKSURL         string        `json:"jwks_url,omitempty"`         // fetched, cached, refreshed every RefreshInterval and on an unknown kid (at most once per 10s)
-	Issuer          string        `json:"issuer,omitempty"`           // required `iss` when set
-	Discover        bool          `json:"discover,omitempty"`         // OIDC discovery: GET {Issuer}/.well-known/openid-configuration -> jwks_uri
-	StaticJWKS      string        `json:"static_jwks,omitempty"`      // a JWKS JSON document with public keys
-	Audience        string        `json:"audience,omitempty"`         // required in `aud` when set
-	Leeway          time.Duration `json:"leeway,omitempty"`           // exp/nbf/iat skew, default 60s
-	SubjectClaim    string        `json:"subject_claim,omitempty"`    // default "sub"
-	GroupsClaim     string        `json:"groups_claim,omitempty"`     // default "groups"; a string or a list of strings; dotted paths ("realm_access.roles") reach nested claims
-	RefreshInterval time.Duration `json:"refresh_interval,omitempty"` // default 10m
+	JWKSURL         string            `json:"jwks_url,omitempty"`         // fetched, cached, refreshed every RefreshInterval and on an unknown kid (at most once per 10s)
+	Issuer          string            `json:"issuer,omitempty"`           // required `iss` when set
+	Discover        bool              `json:"discover,omitempty"`         // OIDC discovery: GET {Issuer}/.well-known/openid-configuration -> jwks_uri
+	StaticJWKS      string            `json:"static_jwks,omitempty"`      // a JWKS JSON document with public keys
+	Audience        string            `json:"audience,omitempty"`         // required in `aud` when set
+	Leeway          duration.Duration `json:"leeway,omitempty"`           // exp/nbf/iat skew, default 60s
+	SubjectClaim    string            `json:"subject_claim,omitempty"`    // default "sub"
+	GroupsClaim     string            `json:"groups_claim,omitempty"`     // default "groups"; a string or a list of strings; dotted paths ("realm_access.roles") reach nested claims
+	RefreshInterval duration.Duration `json:"refresh_interval,omitempty"` // default 10m
 }
 
 const (
@@ -68,7 +69,7 @@ func NewJWT(cfg JWTConfig, client *http.Client) (*JWT, error) {
 	if cfg.JWKSURL != "" || cfg.Discover {
 		j.remote = &remoteKeys{
 			client: client, issuer: cfg.Issuer, jwksURL: cfg.JWKSURL,
-			interval: cfg.RefreshInterval, minGap: minRefetchGap,
+			interval: cfg.RefreshInterval.D(), minGap: minRefetchGap,
 		}
 		sources = append(sources, j.remote)
 	}
@@ -76,7 +77,7 @@ func NewJWT(cfg JWTConfig, client *http.Client) (*JWT, error) {
 		algs:         idpAlgs,
 		source:       sources,
 		issuer:       cfg.Issuer,
-		leeway:       cfg.Leeway,
+		leeway:       cfg.Leeway.D(),
 		subjectClaim: cfg.SubjectClaim,
 		groupsClaim:  cfg.GroupsClaim,
 	}
@@ -112,10 +113,10 @@ func (cfg *JWTConfig) check() error {
 
 func (cfg *JWTConfig) applyDefaults() {
 	if cfg.Leeway == 0 {
-		cfg.Leeway = defaultLeeway
+		cfg.Leeway = duration.Duration(defaultLeeway)
 	}
 	if cfg.RefreshInterval == 0 {
-		cfg.RefreshInterval = defaultRefreshInterval
+		cfg.RefreshInterval = duration.Duration(defaultRefreshInterval)
 	}
 	if cfg.SubjectClaim == "" {
 		cfg.SubjectClaim = "sub"

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
+	"github.com/lakegate/lakegate/duration"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -199,7 +200,7 @@ func TestNewJWTConfig(t *testing.T) {
 		"discover without issuer": {Discover: true},
 		"url and discover":        {JWKSURL: "https://idp.example.com/jwks", Discover: true, Issuer: testIssuer},
 		"relative url":            {JWKSURL: "/jwks"},
-		"negative leeway":         {StaticJWKS: jwksJSON(t, keys.ec), Leeway: -time.Second},
+		"negative leeway":         {StaticJWKS: jwksJSON(t, keys.ec), Leeway: duration.Duration(-time.Second)},
 		"jwks not json":           {StaticJWKS: "{"},
 		"jwks without keys":       {StaticJWKS: `{"keys":[]}`},
 		"jwks symmetric only":     {StaticJWKS: `{"keys":[{"kty":"oct","k":"c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0LXNlY3JldA","kid":"h"}]}`},
@@ -252,7 +253,7 @@ func TestKeyRotation(t *testing.T) {
 func TestPeriodicRefresh(t *testing.T) {
 	oldKey, newKey := newECKey(t, "old"), newECKey(t, "new")
 	srv := newJWKSServer(t, oldKey, newKey)
-	j, err := identity.NewJWT(identity.JWTConfig{JWKSURL: srv.URL, Issuer: testIssuer, RefreshInterval: 50 * time.Millisecond}, nil)
+	j, err := identity.NewJWT(identity.JWTConfig{JWKSURL: srv.URL, Issuer: testIssuer, RefreshInterval: duration.Duration(50 * time.Millisecond)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

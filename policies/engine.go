@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/lakegate/lakegate/duration"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,10 +17,10 @@ import (
 
 // Config selects the policy directory and the package to query.
 type Config struct {
-	Dir            string        `json:"dir,omitempty"`             // default "policies"; every *.rego file in it (not *_test.rego) is loaded
-	Package        string        `json:"package"`                   // e.g. "lakegate.roles": queries data.<Package>.decision and data.<Package>.visible
-	Timeout        time.Duration `json:"timeout,omitempty"`         // per evaluation, default 1s
-	ReloadInterval time.Duration `json:"reload_interval,omitempty"` // directory poll period, default 2s; negative disables
+	Dir            string            `json:"dir,omitempty"`             // default "policies"; every *.rego file in it (not *_test.rego) is loaded
+	Package        string            `json:"package"`                   // e.g. "lakegate.roles": queries data.<Package>.decision and data.<Package>.visible
+	Timeout        duration.Duration `json:"timeout,omitempty"`         // per evaluation, default 1s
+	ReloadInterval duration.Duration `json:"reload_interval,omitempty"` // directory poll period, default 2s; negative disables
 }
 
 // Defaults applied by New.
@@ -118,10 +119,10 @@ func (c Config) withDefaults() (Config, error) {
 		c.Dir = DefaultDir
 	}
 	if c.Timeout <= 0 {
-		c.Timeout = DefaultTimeout
+		c.Timeout = duration.Duration(DefaultTimeout)
 	}
 	if c.ReloadInterval == 0 {
-		c.ReloadInterval = DefaultReloadInterval
+		c.ReloadInterval = duration.Duration(DefaultReloadInterval)
 	}
 	return c, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/lakegate/lakegate/duration"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,7 +36,7 @@ const slowMachine = 10 * time.Second
 // working directory) without the reloader.
 func newEngine(t testing.TB, pkg string) *Engine {
 	t.Helper()
-	cfg := Config{Dir: ".", Package: pkg, Timeout: slowMachine, ReloadInterval: -1}
+	cfg := Config{Dir: ".", Package: pkg, Timeout: duration.Duration(slowMachine), ReloadInterval: -1}
 	e, err := New(context.Background(), cfg, zap.NewNop())
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = e.Close() })
@@ -306,7 +307,7 @@ decision := {"allow": false} if input.operation == "loadTable"`, 0, nil, "policy
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
 			log, logs := observed(zap.InfoLevel)
-			cfg := Config{Dir: policyDir(t, c.src), Package: "t", Timeout: c.timeout, ReloadInterval: -1}
+			cfg := Config{Dir: policyDir(t, c.src), Package: "t", Timeout: duration.Duration(c.timeout), ReloadInterval: -1}
 			e, err := New(context.Background(), cfg, log)
 			require.NoError(t, err)
 			defer e.Close()
@@ -371,7 +372,7 @@ func TestReloadFailClosed(t *testing.T) {
 	ctx := context.Background()
 	dir := policyDir(t, "package t\n\ndecision := {\"allow\": true, \"reason\": \"v1\"}\n")
 	log, logs := observed(zap.InfoLevel)
-	e, err := New(ctx, Config{Dir: dir, Package: "t", ReloadInterval: 5 * time.Millisecond}, log)
+	e, err := New(ctx, Config{Dir: dir, Package: "t", ReloadInterval: duration.Duration(5 * time.Millisecond)}, log)
 	require.NoError(t, err)
 	defer e.Close()
 	reason := func() string {
@@ -427,7 +428,7 @@ func TestReloadFollowsSymlinks(t *testing.T) {
 		require.NoError(t, os.Rename(tmp, filepath.Join(dir, "policy.rego")))
 	}
 	link("v1")
-	e, err := New(ctx, Config{Dir: dir, Package: "t", ReloadInterval: 5 * time.Millisecond}, zap.NewNop())
+	e, err := New(ctx, Config{Dir: dir, Package: "t", ReloadInterval: duration.Duration(5 * time.Millisecond)}, zap.NewNop())
 	require.NoError(t, err)
 	defer e.Close()
 	reason := func() string {
@@ -442,7 +443,7 @@ func TestReloadFollowsSymlinks(t *testing.T) {
 
 func TestLogsNoClaimsAndDebugDecisions(t *testing.T) {
 	log, logs := observed(zap.DebugLevel)
-	e, err := New(context.Background(), Config{Dir: ".", Package: "lakegate.roles", Timeout: slowMachine, ReloadInterval: -1}, log)
+	e, err := New(context.Background(), Config{Dir: ".", Package: "lakegate.roles", Timeout: duration.Duration(slowMachine), ReloadInterval: -1}, log)
 	require.NoError(t, err)
 	defer e.Close()
 	in := request("alice", []string{"reader"}, "updateTable", "sales")
@@ -513,7 +514,7 @@ func TestConcurrentDecideDuringReload(t *testing.T) {
 	}
 	versions := []string{version("v2"), "package t\n\ndecision := {", version("v1")}
 	dir := policyDir(t, version("v1"))
-	cfg := Config{Dir: dir, Package: "t", Timeout: slowMachine, ReloadInterval: time.Millisecond}
+	cfg := Config{Dir: dir, Package: "t", Timeout: duration.Duration(slowMachine), ReloadInterval: duration.Duration(time.Millisecond)}
 	log, logs := observed(zap.InfoLevel)
 	e, err := New(context.Background(), cfg, log)
 	require.NoError(t, err)
@@ -578,7 +579,7 @@ func decideAndFilter(e *Engine, in Input) error {
 
 func TestCloseStopsReloader(t *testing.T) {
 	dir := policyDir(t, "package t\n\ndecision := {\"allow\": true, \"reason\": \"v1\"}\n")
-	e, err := New(context.Background(), Config{Dir: dir, Package: "t", ReloadInterval: time.Millisecond}, zap.NewNop())
+	e, err := New(context.Background(), Config{Dir: dir, Package: "t", ReloadInterval: duration.Duration(time.Millisecond)}, zap.NewNop())
 	require.NoError(t, err)
 	require.NoError(t, e.Close())
 	require.NoError(t, e.Close(), "Close is idempotent")

@@ -20,7 +20,7 @@ func (e *Engine) eval(ctx context.Context, pq rego.PreparedEvalQuery, in *Input)
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("policy evaluation: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
+	ctx, cancel := context.WithTimeout(ctx, e.cfg.Timeout.D())
 	defer cancel()
 	rs, err := pq.Eval(ctx, rego.EvalParsedInput(v))
 	if err != nil {

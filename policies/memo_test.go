@@ -3,6 +3,7 @@ package policies
 import (
 	"context"
 	"fmt"
+	"github.com/lakegate/lakegate/duration"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -15,7 +16,7 @@ import (
 func TestMemoFollowsReloads(t *testing.T) {
 	ctx := context.Background()
 	dir := policyDir(t, "package t\n\ndecision := {\"allow\": true, \"reason\": \"v1\"}\n")
-	e, err := New(ctx, Config{Dir: dir, Package: "t", Timeout: slowMachine, ReloadInterval: -1}, zap.NewNop())
+	e, err := New(ctx, Config{Dir: dir, Package: "t", Timeout: duration.Duration(slowMachine), ReloadInterval: -1}, zap.NewNop())
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = e.Close() })
 	require.NotNil(t, e.set.Load().memo, "a deterministic policy is memoized")
@@ -50,7 +51,7 @@ func TestNoMemoForNondeterministicPolicies(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := policyDir(t, src)
-			e, err := New(context.Background(), Config{Dir: dir, Package: "t", Timeout: slowMachine, ReloadInterval: -1}, zap.NewNop())
+			e, err := New(context.Background(), Config{Dir: dir, Package: "t", Timeout: duration.Duration(slowMachine), ReloadInterval: -1}, zap.NewNop())
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = e.Close() })
 			assert.Nil(t, e.set.Load().memo)

@@ -24,7 +24,7 @@ func (e *Engine) startReloader(last snapshot) {
 
 func (e *Engine) poll(ctx context.Context, last snapshot) {
 	defer close(e.done)
-	t := time.NewTicker(e.cfg.ReloadInterval)
+	t := time.NewTicker(e.cfg.ReloadInterval.D())
 	defer t.Stop()
 	for {
 		select {

@@ -37,7 +37,7 @@ func newBreaker(name string, cfg Breaker) *breaker {
 	if failures == 0 {
 		failures = 5
 	}
-	b := &breaker{timeout: cfg.Timeout}
+	b := &breaker{timeout: cfg.Timeout.D()}
 	if b.timeout <= 0 {
 		b.timeout = 10 * time.Second
 	}

@@ -5,8 +5,8 @@ package upstream
 
 import (
 	"context"
+	"github.com/lakegate/lakegate/duration"
 	"net/http"
-	"time"
 
 	"github.com/lakegate/lakegate/upstream/icerest"
 )
@@ -59,21 +59,21 @@ type RemoteConfig struct {
 	Auth   Auth   `json:"auth,omitzero"`
 	TLS    TLS    `json:"tls,omitzero"`
 	// ConnectTimeout bounds dialing (default 5s).
-	ConnectTimeout time.Duration `json:"connect_timeout,omitempty"`
+	ConnectTimeout duration.Duration `json:"connect_timeout,omitempty"`
 	// ResponseHeaderTimeout bounds the wait for the backend's response
 	// headers once the request is sent (default 60s).
-	ResponseHeaderTimeout time.Duration `json:"response_header_timeout,omitempty"`
+	ResponseHeaderTimeout duration.Duration `json:"response_header_timeout,omitempty"`
 	// ReadTimeout bounds a whole read (loads, lists, exists), /v1/config
 	// fetch included (default 10s): a hung backend fails fast, and with the
 	// cache on a stale copy is answered once it passes.
-	ReadTimeout time.Duration `json:"read_timeout,omitempty"`
+	ReadTimeout duration.Duration `json:"read_timeout,omitempty"`
 	// WriteTimeout bounds a whole write, and scan planning (default 60s). A
 	// write that runs out of time may have been applied:
 	// CommitStateUnknownException.
-	WriteTimeout time.Duration `json:"write_timeout,omitempty"`
-	Breaker      Breaker       `json:"breaker,omitzero"`
+	WriteTimeout duration.Duration `json:"write_timeout,omitempty"`
+	Breaker      Breaker           `json:"breaker,omitzero"`
 	// ConfigTTL is how long the backend's /v1/config is cached (default 5m).
-	ConfigTTL time.Duration `json:"config_ttl,omitempty"`
+	ConfigTTL duration.Duration `json:"config_ttl,omitempty"`
 }
 
 // Auth modes.
@@ -117,7 +117,7 @@ type Breaker struct {
 	Failures uint32 `json:"failures,omitempty"`
 	// Timeout is how long it stays open before letting a probe through
 	// (default 10s).
-	Timeout time.Duration `json:"timeout,omitempty"`
+	Timeout duration.Duration `json:"timeout,omitempty"`
 	// CountRead500 counts a backend's 500 answers to reads as failures
 	// (default false). Connection errors, timeouts and 502/503/504 always
 	// count; a 500 to a write never does: it is the backend's answer to

@@ -2,6 +2,7 @@ package upstream_test
 
 import (
 	"context"
+	"github.com/lakegate/lakegate/duration"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -137,7 +138,7 @@ func oauth2Remote(secret string) func(*upstream.RemoteConfig) {
 func TestOAuth2TokenLifecycle(t *testing.T) {
 	t.Parallel()
 	spy, url := authCatalog(t, embedded.AuthConfig{
-		Clients: map[string]string{oauthClient: oauthSecret}, TokenTTL: time.Second})
+		Clients: map[string]string{oauthClient: oauthSecret}, TokenTTL: duration.Duration(time.Second)})
 	gw := gateway(t, url, oauth2Remote(oauthSecret))
 
 	a := call(t, "POST", gw+"/v1/gw/namespaces", `{"namespace":["db"]}`)
@@ -204,7 +205,7 @@ func TestOAuth2TokenLifecycle(t *testing.T) {
 func TestOAuth2WrongSecret(t *testing.T) {
 	t.Parallel()
 	spy, url := authCatalog(t, embedded.AuthConfig{
-		Clients: map[string]string{oauthClient: oauthSecret}, TokenTTL: time.Second})
+		Clients: map[string]string{oauthClient: oauthSecret}, TokenTTL: duration.Duration(time.Second)})
 	const wrong = "not-the-client-secret"
 	gw := gateway(t, url, oauth2Remote(wrong))
 	for _, rq := range []struct{ method, path, body string }{

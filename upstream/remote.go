@@ -62,7 +62,7 @@ func NewRemote(name string, cfg RemoteConfig, log *zap.Logger) (*Remote, error) 
 	if err != nil {
 		return nil, err
 	}
-	ttl := cfg.ConfigTTL
+	ttl := cfg.ConfigTTL.D()
 	if ttl <= 0 {
 		ttl = 5 * time.Minute
 	}
@@ -73,11 +73,11 @@ func NewRemote(name string, cfg RemoteConfig, log *zap.Logger) (*Remote, error) 
 }
 
 func newTransport(cfg RemoteConfig) (*http.Transport, error) {
-	connect := cfg.ConnectTimeout
+	connect := cfg.ConnectTimeout.D()
 	if connect <= 0 {
 		connect = 5 * time.Second
 	}
-	headers := cfg.ResponseHeaderTimeout
+	headers := cfg.ResponseHeaderTimeout.D()
 	if headers <= 0 {
 		headers = 60 * time.Second
 	}
@@ -218,9 +218,9 @@ const (
 func (b *Remote) timeout(op string) time.Duration {
 	switch {
 	case icerest.IsMutation(op), op == icerest.OpPlanTableScan, op == icerest.OpFetchScanTasks:
-		return cmp.Or(b.cfg.WriteTimeout, defaultWriteTimeout)
+		return cmp.Or(b.cfg.WriteTimeout.D(), defaultWriteTimeout)
 	}
-	return cmp.Or(b.cfg.ReadTimeout, defaultReadTimeout)
+	return cmp.Or(b.cfg.ReadTimeout.D(), defaultReadTimeout)
 }
 
 // outbound builds the backend request: path rewritten onto the backend's

@@ -2,6 +2,7 @@ package upstream_test
 
 import (
 	"encoding/json"
+	"github.com/lakegate/lakegate/duration"
 	"io"
 	"net"
 	"net/http"
@@ -214,7 +215,7 @@ func TestRemoteBadInputs(t *testing.T) {
 	iceErr := func(code int, typ string) string {
 		return `{"error":{"message":"m","type":"` + typ + `","code":` + itoa(code) + `}}`
 	}
-	short := func(c *upstream.RemoteConfig) { c.ResponseHeaderTimeout = 200 * time.Millisecond }
+	short := func(c *upstream.RemoteConfig) { c.ResponseHeaderTimeout = duration.Duration(200 * time.Millisecond) }
 	cases := []tc{
 		{name: "non-JSON 200 on loadTable", method: "GET", path: loadTablePath,
 			backend: status(200, "application/json", "<html>hello</html>"),
@@ -613,7 +614,7 @@ func TestRemoteBreaker(t *testing.T) {
 		}
 	})
 	gw := gateway(t, backend.URL, func(c *upstream.RemoteConfig) {
-		c.Breaker = upstream.Breaker{Failures: 3, Timeout: 500 * time.Millisecond}
+		c.Breaker = upstream.Breaker{Failures: 3, Timeout: duration.Duration(500 * time.Millisecond)}
 	})
 	get := func(want int) answer {
 		t.Helper()
@@ -690,7 +691,7 @@ func TestRemoteBreaker(t *testing.T) {
 
 	// count_read_500: 500s to reads count too (writes still never do).
 	strict := gateway(t, backend.URL, func(c *upstream.RemoteConfig) {
-		c.Breaker = upstream.Breaker{Failures: 3, Timeout: time.Minute, CountRead500: true}
+		c.Breaker = upstream.Breaker{Failures: 3, Timeout: duration.Duration(time.Minute), CountRead500: true}
 	})
 	mode.Store(500)
 	for range 5 {
@@ -715,7 +716,7 @@ func TestRemoteBreakerConnectionFailures(t *testing.T) {
 		hangUp(w, r)
 	})
 	gw := gateway(t, backend.URL, func(c *upstream.RemoteConfig) {
-		c.Breaker = upstream.Breaker{Failures: 2, Timeout: time.Minute}
+		c.Breaker = upstream.Breaker{Failures: 2, Timeout: duration.Duration(time.Minute)}
 	})
 	a := call(t, "POST", gw+loadTablePath, commitBody)
 	wantError(t, a, http.StatusBadGateway, icerest.CommitStateUnknown)
@@ -738,9 +739,9 @@ func TestRemoteReadAndWriteTimeouts(t *testing.T) {
 		sleepy(400*time.Millisecond)(w, r)
 	})
 	gw := gateway(t, backend.URL, func(c *upstream.RemoteConfig) {
-		c.ReadTimeout = 100 * time.Millisecond
-		c.WriteTimeout = 5 * time.Second
-		c.Breaker = upstream.Breaker{Failures: 3, Timeout: time.Minute}
+		c.ReadTimeout = duration.Duration(100 * time.Millisecond)
+		c.WriteTimeout = duration.Duration(5 * time.Second)
+		c.Breaker = upstream.Breaker{Failures: 3, Timeout: duration.Duration(time.Minute)}
 	})
 	a := call(t, "POST", gw+loadTablePath, commitBody)
 	require.Equal(t, http.StatusOK, a.Status, "a write waits for its own timeout: %s", a.Body)

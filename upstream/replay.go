@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"github.com/lakegate/lakegate/duration"
 	"io"
 	"net/http"
 	"strconv"
@@ -24,13 +25,13 @@ import (
 type ReplayConfig struct {
 	// Lifetime is how long a finished request's response is replayed
 	// (default 30m; advertised as idempotency-key-lifetime).
-	Lifetime time.Duration `json:"lifetime,omitempty"`
+	Lifetime duration.Duration `json:"lifetime,omitempty"`
 	// Lease is how long an in-flight claim lives without renewal; a
 	// crashed replica's claim frees itself after it (default 30s).
-	Lease time.Duration `json:"lease,omitempty"`
+	Lease duration.Duration `json:"lease,omitempty"`
 	// Wait bounds how long a duplicate waits for the first request's
 	// outcome before answering 503 (default 10s).
-	Wait time.Duration `json:"wait,omitempty"`
+	Wait duration.Duration `json:"wait,omitempty"`
 	// MaxRecordBytes bounds a stored response body, after compression
 	// (default 1 MiB). A larger one is not kept: retries of its key are
 	// told it was applied (500 CommitStateUnknownException), never run.
@@ -39,13 +40,13 @@ type ReplayConfig struct {
 
 func (c ReplayConfig) withDefaults() ReplayConfig {
 	if c.Lifetime <= 0 {
-		c.Lifetime = 30 * time.Minute
+		c.Lifetime = duration.Duration(30 * time.Minute)
 	}
 	if c.Lease <= 0 {
-		c.Lease = 30 * time.Second
+		c.Lease = duration.Duration(30 * time.Second)
 	}
 	if c.Wait <= 0 {
-		c.Wait = 10 * time.Second
+		c.Wait = duration.Duration(10 * time.Second)
 	}
 	if c.MaxRecordBytes <= 0 {
 		c.MaxRecordBytes = defaultMaxRecordBytes
@@ -78,7 +79,7 @@ func NewReplayer(catalog string, store replay.Store, cfg ReplayConfig, log *zap.
 }
 
 // Lifetime is the advertised idempotency-key-lifetime.
-func (g *Replayer) Lifetime() time.Duration { return g.cfg.Lifetime }
+func (g *Replayer) Lifetime() time.Duration { return g.cfg.Lifetime.D() }
 
 // guarded are the operations that take an Idempotency-Key.
 func guarded(op string) bool {
@@ -113,10 +114,10 @@ func (g *Replayer) Serve(w http.ResponseWriter, r *http.Request, rt icerest.Rout
 
 func (g *Replayer) run(w http.ResponseWriter, r *http.Request, rt icerest.Route, key, fp string, body []byte, next Handler) {
 	ctx := r.Context()
-	deadline := time.Now().Add(g.cfg.Wait)
+	deadline := time.Now().Add(g.cfg.Wait.D())
 	for {
 		owner := randomToken()
-		rec, claimed, err := g.store.Claim(ctx, key, replay.Record{Fingerprint: fp, Owner: owner, Created: time.Now()}, g.cfg.Lease)
+		rec, claimed, err := g.store.Claim(ctx, key, replay.Record{Fingerprint: fp, Owner: owner, Created: time.Now()}, g.cfg.Lease.D())
 		if err != nil {
 			g.storeDown(w, r, err)
 			return
@@ -213,7 +214,7 @@ func (g *Replayer) execute(w http.ResponseWriter, r *http.Request, rt icerest.Ro
 			close(stop)
 		}
 	}()
-	if err := g.store.MarkSent(ctx, key, owner, g.cfg.Lease, g.cfg.Lifetime); err != nil {
+	if err := g.store.MarkSent(ctx, key, owner, g.cfg.Lease.D(), g.cfg.Lifetime.D()); err != nil {
 		if !errors.Is(err, replay.ErrClaimLost) {
 			_ = g.store.Release(ctx, key, owner)
 		}
@@ -231,7 +232,7 @@ func (g *Replayer) execute(w http.ResponseWriter, r *http.Request, rt icerest.Ro
 		return
 	}
 	rec := g.finalRecord(fp, rw)
-	if err := g.store.Finalize(ctx, key, owner, rec, g.cfg.Lifetime); err == nil {
+	if err := g.store.Finalize(ctx, key, owner, rec, g.cfg.Lifetime.D()); err == nil {
 		return
 	}
 	// The store failed: keep trying in the background, the lease renewed,
@@ -247,7 +248,7 @@ func (g *Replayer) execute(w http.ResponseWriter, r *http.Request, rt icerest.Ro
 // lease. If the store is still failing then, the sent claim lapses: retries
 // get CommitStateUnknownException for the key's lifetime, never a re-run.
 func (g *Replayer) finalizeLater(ctx context.Context, key, owner string, rec replay.Record) {
-	deadline := time.Now().Add(g.cfg.Lease)
+	deadline := time.Now().Add(g.cfg.Lease.D())
 	for wait := 50 * time.Millisecond; ; wait = min(2*wait, 2*time.Second) {
 		if time.Now().Add(wait).After(deadline) {
 			g.log.Error("could not store an idempotent outcome: retries of this key get CommitStateUnknownException",
@@ -255,21 +256,21 @@ func (g *Replayer) finalizeLater(ctx context.Context, key, owner string, rec rep
 			return
 		}
 		time.Sleep(wait)
-		if err := g.store.Finalize(ctx, key, owner, rec, g.cfg.Lifetime); err == nil {
+		if err := g.store.Finalize(ctx, key, owner, rec, g.cfg.Lifetime.D()); err == nil {
 			return
 		}
 	}
 }
 
 func (g *Replayer) heartbeat(key, owner string, stop <-chan struct{}) {
-	t := time.NewTicker(g.cfg.Lease / 3)
+	t := time.NewTicker(g.cfg.Lease.D() / 3)
 	defer t.Stop()
 	for {
 		select {
 		case <-stop:
 			return
 		case <-t.C:
-			_ = g.store.Extend(context.Background(), key, owner, g.cfg.Lease)
+			_ = g.store.Extend(context.Background(), key, owner, g.cfg.Lease.D())
 		}
 	}
 }

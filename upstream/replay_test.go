@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"github.com/lakegate/lakegate/duration"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -175,11 +176,11 @@ func TestReplaySemantics(t *testing.T) {
 			t.Run("a request killed after reaching the backend is never run again", func(t *testing.T) {
 				b := &countingBackend{}
 				store := newStore()
-				srv, _ := replayServer(t, store, upstream.ReplayConfig{Lease: 300 * time.Millisecond, Wait: 5 * time.Second}, b)
+				srv, _ := replayServer(t, store, upstream.ReplayConfig{Lease: duration.Duration(300 * time.Millisecond), Wait: duration.Duration(5 * time.Second)}, b)
 				key := uuid.Must(uuid.NewV7()).String()
 				// a replica that died mid-request: its claim, never finalized
 				killed := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-					g := upstream.NewReplayer("lake", store, upstream.ReplayConfig{Lease: 300 * time.Millisecond}, nil)
+					g := upstream.NewReplayer("lake", store, upstream.ReplayConfig{Lease: duration.Duration(300 * time.Millisecond)}, nil)
 					rt, _ := icerest.ParseRoute(r.Method, r.URL.EscapedPath(), icerest.UnitSeparator)
 					g.Serve(w, r, rt, r.Header.Get("X-Principal"), func(http.ResponseWriter, *http.Request, icerest.Route) {
 						panic(http.ErrAbortHandler) // dies before answering, no finalize, no release
@@ -200,7 +201,7 @@ func TestReplaySemantics(t *testing.T) {
 				b := &countingBackend{}
 				flaky := &flakyStore{Store: newStore()}
 				flaky.failFinalize.Store(3)
-				srv, _ := replayServer(t, flaky, upstream.ReplayConfig{Lease: 2 * time.Second}, b)
+				srv, _ := replayServer(t, flaky, upstream.ReplayConfig{Lease: duration.Duration(2 * time.Second)}, b)
 				key := uuid.Must(uuid.NewV7()).String()
 				first, err := commit(t, ctx, srv.URL, key, "alice", `{}`)
 				require.NoError(t, err)
@@ -215,7 +216,7 @@ func TestReplaySemantics(t *testing.T) {
 				b := &countingBackend{}
 				flaky := &flakyStore{Store: newStore()}
 				flaky.failFinalize.Store(1 << 30)
-				srv, _ := replayServer(t, flaky, upstream.ReplayConfig{Lease: 300 * time.Millisecond, Wait: 5 * time.Second}, b)
+				srv, _ := replayServer(t, flaky, upstream.ReplayConfig{Lease: duration.Duration(300 * time.Millisecond), Wait: duration.Duration(5 * time.Second)}, b)
 				key := uuid.Must(uuid.NewV7()).String()
 				first, err := commit(t, ctx, srv.URL, key, "alice", `{}`)
 				require.NoError(t, err)

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"github.com/lakegate/lakegate/duration"
 	"io"
 	"net/http"
 	"slices"
@@ -21,10 +22,10 @@ type CacheConfig struct {
 	// MaxAge is how long a cached table is served without asking the
 	// backend; 0 revalidates every load (cheaply, with If-None-Match, when
 	// the backend gives ETags).
-	MaxAge time.Duration `json:"max_age,omitempty"`
+	MaxAge duration.Duration `json:"max_age,omitempty"`
 	// StaleIfError is how long past MaxAge a metadata-only copy may still
 	// be served while the backend fails (0: never).
-	StaleIfError time.Duration `json:"stale_if_error,omitempty"`
+	StaleIfError duration.Duration `json:"stale_if_error,omitempty"`
 }
 
 // CacheHeader tells how a LoadTable was answered (hit-l1, hit-l2,
@@ -97,7 +98,7 @@ func (tc *TableCache) load(w http.ResponseWriter, r *http.Request, rt icerest.Ro
 	private := shared + "|principal=" + principal
 	gen := tc.Cache.Generation() // before the backend is asked: see store
 	e, level := tc.Cache.Get(ctx, table, private, shared)
-	if e != nil && time.Since(e.Stored) < tc.Config.MaxAge {
+	if e != nil && time.Since(e.Stored) < tc.Config.MaxAge.D() {
 		tc.Cache.Count(level)
 		tc.answer(w, r, e, shared, levelName(level))
 		return
@@ -123,7 +124,7 @@ func (tc *TableCache) load(w http.ResponseWriter, r *http.Request, rt icerest.Ro
 		tc.store(r, table, shared, private, fresh, gen)
 		tc.answer(w, r, fresh, shared, "miss")
 	case rec.Status >= 500 && e != nil && !e.Credentials &&
-		time.Since(e.Stored) < tc.Config.MaxAge+tc.Config.StaleIfError:
+		time.Since(e.Stored) < tc.Config.MaxAge.D()+tc.Config.StaleIfError.D():
 		tc.Cache.CountStale()
 		w.Header().Set("Warning", `110 lakegate "Response is Stale"`)
 		tc.answer(w, r, e, shared, "stale")

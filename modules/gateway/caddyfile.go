@@ -2,8 +2,8 @@ package gateway
 
 import (
 	"encoding/json"
+	"github.com/lakegate/lakegate/duration"
 	"strconv"
-	"time"
 
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
@@ -246,7 +246,7 @@ func parseInt(s string) (int, error) { return strconv.Atoi(s) }
 // parseIdempotency parses `idempotency [{ lifetime <d>; lease <d>; wait <d> }]`.
 func parseIdempotency(d *caddyfile.Dispenser) (*upstream.ReplayConfig, error) {
 	cfg := new(upstream.ReplayConfig)
-	durations := map[string]*time.Duration{"lifetime": &cfg.Lifetime, "lease": &cfg.Lease, "wait": &cfg.Wait}
+	durations := map[string]*duration.Duration{"lifetime": &cfg.Lifetime, "lease": &cfg.Lease, "wait": &cfg.Wait}
 	if err := noMoreArgs(d); err != nil {
 		return nil, err
 	}
@@ -313,6 +313,6 @@ func parseCacheLimits(d *caddyfile.Dispenser) (*CacheLimits, error) {
 // parseCatalogCache parses a catalog's `cache { max_age <d>; stale_if_error <d> }`.
 func parseCatalogCache(d *caddyfile.Dispenser) (*upstream.CacheConfig, error) {
 	cfg := new(upstream.CacheConfig)
-	return cfg, parseBlock(d, map[string]*time.Duration{
+	return cfg, parseBlock(d, map[string]*duration.Duration{
 		"max_age": &cfg.MaxAge, "stale_if_error": &cfg.StaleIfError}, durationArg)
 }

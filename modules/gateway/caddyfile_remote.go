@@ -154,7 +154,9 @@ func parseBreaker(d *caddyfile.Dispenser, b *upstream.Breaker) error {
 	return nil
 }
 
-func durationArg(d *caddyfile.Dispenser, dst *time.Duration) error {
+// durationArg reads a Go duration into a time.Duration or a
+// duration.Duration (the config type of the Caddy-free packages).
+func durationArg[D ~int64](d *caddyfile.Dispenser, dst *D) error {
 	var s string
 	if err := oneArg(d, &s); err != nil {
 		return err
@@ -163,7 +165,7 @@ func durationArg(d *caddyfile.Dispenser, dst *time.Duration) error {
 	if err != nil {
 		return d.Errf("invalid duration %q: %v", s, err)
 	}
-	*dst = v
+	*dst = D(v)
 	return nil
 }
 

@@ -177,7 +177,7 @@ func TestAdaptLakegateOption(t *testing.T) {
 		"catalogs": [{"name": "a", "embedded": {
 			"database": "postgres", "dsn": "postgres://u@localhost/db", "warehouse": "s3://bucket/wh",
 			"namespace_separator": ".", "properties": {"s3.endpoint": "http://127.0.0.1:9000"},
-			"auth": {"tokens": ["t0k"], "clients": {"id": "s3cret"}, "token_ttl": 90000000000}
+			"auth": {"tokens": ["t0k"], "clients": {"id": "s3cret"}, "token_ttl": "1m30s"}
 		}}]
 	}`, appJSON(t, out, "lakegate"))
 	assert.Contains(t, appJSON(t, out, "http"), `"handler":"lakegate_iceberg"`)
@@ -267,14 +267,14 @@ func TestAdaptRemoteAndReplayOptions(t *testing.T) {
 		"redis": "redis://127.0.0.1:6379/0",
 		"catalogs": [
 			{"name": "r", "max_request_body": 1048576, "allowed_locations": ["s3://lake/prod", "file:///srv/x"],
-			 "idempotency": {"lifetime": 3600000000000, "lease": 20000000000, "wait": 5000000000, "max_record_bytes": 2097152},
+			 "idempotency": {"lifetime": "1h0m0s", "lease": "20s", "wait": "5s", "max_record_bytes": 2097152},
 			 "remote": {"url": "https://polaris.example/api/catalog", "warehouse": "prod", "prefix": "p",
 				"auth": {"mode": "oauth2", "token_url": "https://idp.example/token", "client_id": "id",
 					"client_secret": "sec", "scope": "PRINCIPAL_ROLE:ALL"},
 				"tls": {"insecure_skip_verify": true, "ca_file": "/etc/ca.pem"},
-				"connect_timeout": 2000000000, "response_header_timeout": 20000000000, "config_ttl": 60000000000,
-				"read_timeout": 3000000000, "write_timeout": 30000000000,
-				"breaker": {"failures": 3, "timeout": 4000000000, "count_read_500": true}}},
+				"connect_timeout": "2s", "response_header_timeout": "20s", "config_ttl": "1m0s",
+				"read_timeout": "3s", "write_timeout": "30s",
+				"breaker": {"failures": 3, "timeout": "4s", "count_read_500": true}}},
 			{"name": "g", "remote": {"url": "https://glue.us-east-1.amazonaws.com/iceberg",
 				"auth": {"mode": "sigv4", "region": "us-east-1", "service": "glue", "access_key_id": "AKID",
 					"secret_access_key": "SECRET", "session_token": "TOKEN"}}},

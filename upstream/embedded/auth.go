@@ -3,8 +3,8 @@ package embedded
 import (
 	"errors"
 	"fmt"
+	"github.com/lakegate/lakegate/duration"
 	"net/http"
-	"time"
 
 	"github.com/lakegate/lakegate/identity"
 	"github.com/lakegate/lakegate/upstream/icerest"
@@ -20,7 +20,7 @@ type AuthConfig struct {
 	// grant at /v1/oauth/tokens.
 	Clients map[string]string `json:"clients,omitempty"`
 	// TokenTTL is the lifetime of issued tokens (default 1h).
-	TokenTTL time.Duration `json:"token_ttl,omitempty"`
+	TokenTTL duration.Duration `json:"token_ttl,omitempty"`
 }
 
 // tokenGuard checks bearer tokens with lakegate's identity package: the

@@ -1,0 +1,40 @@
+package duration
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestUnmarshal(t *testing.T) {
+	for in, want := range map[string]time.Duration{
+		`"5s"`: 5 * time.Second, `"1h30m"`: 90 * time.Minute, `5000000000`: 5 * time.Second, `0`: 0, `"-1s"`: -time.Second,
+	} {
+		var d Duration
+		require.NoError(t, json.Unmarshal([]byte(in), &d), in)
+		assert.Equal(t, want, d.D(), in)
+		out, err := json.Marshal(d)
+		require.NoError(t, err)
+		var back Duration
+		require.NoError(t, json.Unmarshal(out, &back))
+		assert.Equal(t, d, back, "round trip of %s", in)
+	}
+}
+
+func TestUnmarshalBadInput(t *testing.T) {
+	for in, msg := range map[string]string{
+		`"5"`:    `invalid duration "5"`,
+		`"soon"`: `invalid duration "soon"`,
+		`1.5`:    `a duration is a string such as "30s" or an integer of nanoseconds, not 1.5`,
+		`true`:   `a duration is a string such as "30s" or an integer of nanoseconds, not true`,
+		`"5s`:    "unexpected end of JSON input",
+	} {
+		var d Duration
+		err := json.Unmarshal([]byte(in), &d)
+		require.Error(t, err, in)
+		assert.Contains(t, err.Error(), msg, in)
+	}
+}
