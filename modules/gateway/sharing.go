@@ -147,6 +147,7 @@ func (h *SharingHandler) Provision(ctx caddy.Context) error {
 		Shares: shares, Catalogs: translate.NewCatalogs(h.app), Sealer: sealer,
 		URLLifetime: time.Duration(h.URLLifetime), Planning: h.Planning, S3: h.S3,
 		MaxVersions: h.MaxChangeVersions, ChangeDir: h.changeDir(), MaxRewriteBytes: h.MaxChangeRewriteBytes,
+		Log: h.log,
 	}
 	return nil
 }

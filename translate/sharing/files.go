@@ -3,7 +3,6 @@ package sharing
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
@@ -13,6 +12,7 @@ import (
 	"github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+	"go.uber.org/zap"
 
 	"github.com/lakegate/lakegate/translate/sharing/actions"
 	"github.com/lakegate/lakegate/translate/sharing/fileurl"
@@ -31,7 +31,7 @@ func (s *Server) planFiles(ctx context.Context, l *loaded, v version, q QueryReq
 	// only changed the schema (a column added since) has columns the
 	// snapshot's files and the backend's planner do not know.
 	sch := snapshotSchema(v)
-	filter := filterOf(q, sch)
+	filter := filterOf(q, sch, s.log())
 	tasks, err := s.remotePlan(ctx, l, v, sch, filter)
 	if err == nil && tasks == nil {
 		opts := []table.ScanOption{table.WithSnapshotID(v.Snap.SnapshotID)}
@@ -118,19 +118,19 @@ func statsFields(sch *iceberg.Schema) []string {
 
 // filterOf turns the hints into one Iceberg filter; hints that cannot be
 // used are ignored, as the protocol asks (filtering is best effort).
-func filterOf(q QueryRequest, sch *iceberg.Schema) iceberg.BooleanExpression {
+func filterOf(q QueryRequest, sch *iceberg.Schema, log *zap.Logger) iceberg.BooleanExpression {
 	var parts []iceberg.BooleanExpression
 	if q.JSONPredicateHints != "" {
 		e, err := hints.JSON(string(q.JSONPredicateHints), sch)
 		if err != nil {
-			slog.Debug("delta sharing: jsonPredicateHints partly ignored", "reason", err)
+			log.Debug("jsonPredicateHints partly ignored", zap.Error(err))
 		}
 		parts = append(parts, e)
 	}
 	if len(q.PredicateHints) > 0 {
 		e, err := hints.SQL(q.PredicateHints, sch)
 		if err != nil {
-			slog.Debug("delta sharing: predicateHints partly ignored", "reason", err)
+			log.Debug("predicateHints partly ignored", zap.Error(err))
 		}
 		parts = append(parts, e)
 	}

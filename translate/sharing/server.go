@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go/table"
+	"go.uber.org/zap"
 
 	"github.com/lakegate/lakegate/translate"
 	"github.com/lakegate/lakegate/translate/sharing/fileurl"
@@ -67,8 +68,17 @@ type Server struct {
 	MaxRewriteBytes int64
 	// Now is the clock (tests move it).
 	Now func() time.Time
+	// Log is the handler's logger (nil: none).
+	Log *zap.Logger
 
 	metadata metadataCache // historical metadata files, parsed
+}
+
+func (s *Server) log() *zap.Logger {
+	if s.Log != nil {
+		return s.Log
+	}
+	return zap.NewNop()
 }
 
 func (s *Server) maxVersions() int {
