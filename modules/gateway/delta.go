@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
@@ -102,17 +100,6 @@ func (h *DeltaHandler) Cleanup() error {
 	return nil
 }
 
-// deltaRoute is a parsed Delta API request.
-type deltaRoute struct {
-	op        string // the UC operationId
-	iceberg   string // the closest Iceberg operationId, for policy
-	catalog   string
-	schema    string
-	table     string
-	tableID   string
-	namespace []string
-}
-
 // ServeHTTP serves the Delta API and passes anything else to next.
 func (h *DeltaHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	path := r.URL.EscapedPath()
@@ -125,7 +112,7 @@ func (h *DeltaHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next ca
 		delta.WriteError(w, r, delta.Errorf(http.StatusUnauthorized, delta.NotAuthorized, "%s", ierr.Message))
 		return nil
 	}
-	rt, err := parseDeltaRoute(r.Method, strings.TrimPrefix(path, deltaPrefix))
+	rt, err := delta.ParseRoute(r.Method, strings.TrimPrefix(path, deltaPrefix))
 	if err != nil {
 		delta.WriteError(w, r, err)
 		return nil
@@ -137,105 +124,22 @@ func (h *DeltaHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next ca
 	return nil
 }
 
-// parseDeltaRoute names the operation and resource of a Delta API path.
-func parseDeltaRoute(method, rest string) (deltaRoute, *delta.Error) {
-	raw := strings.Split(rest, "/")
-	seg := make([]string, len(raw))
-	for i, s := range raw {
-		u, err := url.PathUnescape(s)
-		if err != nil || u == "" {
-			return deltaRoute{}, delta.Errorf(http.StatusBadRequest, delta.BadRequest, "malformed path segment %q", s)
-		}
-		seg[i] = u
-	}
-	var rt deltaRoute
-	switch {
-	case len(seg) == 1 && seg[0] == "config":
-		rt = deltaRoute{op: "getConfig", iceberg: icerest.OpGetConfig}
-	case len(seg) == 1 && seg[0] == "temporary-path-credentials":
-		rt = deltaRoute{op: "getTemporaryPathCredentials", iceberg: icerest.OpLoadCredentials}
-	case len(seg) == 3 && seg[0] == "staging-tables" && seg[2] == "credentials":
-		rt = deltaRoute{op: "getStagingTableCredentials", iceberg: icerest.OpCreateTable, tableID: seg[1]}
-	case len(seg) >= 5 && seg[0] == "catalogs" && seg[2] == "schemas":
-		return tableRoute(method, seg)
-	default:
-		return rt, delta.Errorf(http.StatusNotFound, delta.NotFound, "no Delta API endpoint at %s", rest)
-	}
-	return rt, expectMethod(method, http.MethodGet)
-}
-
-// tableOps maps (resource suffix, method) to UC and Iceberg operations.
-var tableOps = map[string][2]string{
-	"staging-tables POST": {"createStagingTable", icerest.OpCreateTable},
-	"tables POST":         {"createTable", icerest.OpCreateTable},
-	"table GET":           {"loadTable", icerest.OpLoadTable},
-	"table POST":          {"updateTable", icerest.OpUpdateTable},
-	"table DELETE":        {"deleteTable", icerest.OpDropTable},
-	"table HEAD":          {"tableExists", icerest.OpTableExists},
-	"rename POST":         {"renameTable", icerest.OpRenameTable},
-	"credentials GET":     {"getTableCredentials", icerest.OpLoadCredentials},
-	"metrics POST":        {"reportMetrics", icerest.OpReportMetrics},
-}
-
-func tableRoute(method string, seg []string) (deltaRoute, *delta.Error) {
-	rt := deltaRoute{catalog: seg[1], schema: seg[3]}
-	var kind string
-	switch {
-	case len(seg) == 5 && (seg[4] == "tables" || seg[4] == "staging-tables"):
-		kind = seg[4]
-	case len(seg) == 6 && seg[4] == "tables":
-		kind, rt.table = "table", seg[5]
-	case len(seg) == 7 && seg[4] == "tables" && (seg[6] == "rename" || seg[6] == "credentials" || seg[6] == "metrics"):
-		kind, rt.table = seg[6], seg[5]
-	default:
-		return rt, delta.Errorf(http.StatusNotFound, delta.NotFound, "no Delta API endpoint at %s", strings.Join(seg, "/"))
-	}
-	ops, ok := tableOps[kind+" "+method]
-	if !ok {
-		return rt, delta.Errorf(http.StatusMethodNotAllowed, delta.BadRequest, "%s is not allowed here", method)
-	}
-	rt.op, rt.iceberg = ops[0], ops[1]
-	// A schema or table name no catalog can hold names nothing: 404, the
-	// answer every table operation lists (tableExists lists no 400).
-	ns, err := delta.ParseSchema(rt.schema)
-	if err != nil {
-		return rt, delta.Errorf(http.StatusNotFound, delta.NoSuchSchema, "no schema %q: %s", rt.schema, err.Message)
-	}
-	rt.namespace = ns
-	for _, n := range ns {
-		if n == "." || n == ".." {
-			return rt, delta.Errorf(http.StatusNotFound, delta.NoSuchSchema, "no schema %q: %q is not a schema name", rt.schema, n)
-		}
-	}
-	if rt.table == "." || rt.table == ".." {
-		return rt, delta.Errorf(http.StatusNotFound, delta.NoSuchTable, "no table %q: it is not a table name", rt.table)
-	}
-	return rt, nil
-}
-
-func expectMethod(method, want string) *delta.Error {
-	if method != want {
-		return delta.Errorf(http.StatusMethodNotAllowed, delta.BadRequest, "%s is not allowed here; use %s", method, want)
-	}
-	return nil
-}
-
 // serve authorizes the route, then runs it.
-func (h *DeltaHandler) serve(w http.ResponseWriter, r *http.Request, rt deltaRoute, p *identity.Principal) {
-	switch rt.op {
-	case "getConfig":
+func (h *DeltaHandler) serve(w http.ResponseWriter, r *http.Request, rt delta.Route, p *identity.Principal) {
+	switch rt.Op {
+	case delta.OpGetConfig:
 		h.serveConfig(w, r, rt, p)
 		return
-	case "getTemporaryPathCredentials":
+	case delta.OpGetTemporaryPathCredentials:
 		h.serveTemporaryPath(w, r, rt, p)
 		return
-	case "getStagingTableCredentials":
+	case delta.OpGetStagingTableCredentials:
 		h.serveStagingCredentials(w, r, rt, p)
 		return
 	}
-	cat, ok := h.app.catalog(rt.catalog)
+	cat, ok := h.app.catalog(rt.Catalog)
 	if !ok {
-		delta.WriteError(w, r, delta.Errorf(http.StatusNotFound, delta.NoSuchCatalog, "no catalog named %q", rt.catalog))
+		delta.WriteError(w, r, delta.Errorf(http.StatusNotFound, delta.NoSuchCatalog, "no catalog named %q", rt.Catalog))
 		return
 	}
 	body, err := readBody(w, r, cat.cfg.MaxRequestBody)
@@ -269,28 +173,28 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 // authorizeTable asks the policy about every resource the operation
 // touches: both names of a rename, and write access for READ_WRITE
 // credentials (they let the caller change the table's files).
-func (h *DeltaHandler) authorizeTable(r *http.Request, rt deltaRoute, p *identity.Principal, cat *catalogState, body []byte) error {
-	res := policies.Resource{Namespace: rt.namespace, Table: rt.table}
+func (h *DeltaHandler) authorizeTable(r *http.Request, rt delta.Route, p *identity.Principal, cat *catalogState, body []byte) error {
+	res := policies.Resource{Namespace: rt.Namespace, Table: rt.Table}
 	checks := []struct {
 		op  string
 		res policies.Resource
-	}{{rt.iceberg, res}}
+	}{{rt.Iceberg, res}}
 	switch {
-	case rt.op == "createTable" || rt.op == "createStagingTable":
+	case rt.Op == delta.OpCreateTable || rt.Op == delta.OpCreateStagingTable:
 		checks[0].res.Table = bodyName(body, "name")
-	case rt.op == "renameTable":
+	case rt.Op == delta.OpRenameTable:
 		checks = append(checks, struct {
 			op  string
 			res policies.Resource
-		}{rt.iceberg, policies.Resource{Namespace: rt.namespace, Table: bodyName(body, "new-name")}})
-	case rt.op == "getTableCredentials" && r.URL.Query().Get("operation") == delta.ReadWrite:
+		}{rt.Iceberg, policies.Resource{Namespace: rt.Namespace, Table: bodyName(body, "new-name")}})
+	case rt.Op == delta.OpGetTableCredentials && r.URL.Query().Get("operation") == delta.ReadWrite:
 		checks = append(checks, struct {
 			op  string
 			res policies.Resource
 		}{icerest.OpUpdateTable, res})
 	}
 	for _, c := range checks {
-		if err := h.authorize(r, p, cat, rt.op, c.op, c.res); err != nil {
+		if err := h.authorize(r, p, cat, rt.Op, c.op, c.res); err != nil {
 			return err
 		}
 	}
@@ -299,13 +203,13 @@ func (h *DeltaHandler) authorizeTable(r *http.Request, rt deltaRoute, p *identit
 
 // authorize decides one operation on one resource; cat may be nil for
 // operations outside any catalog.
-func (h *DeltaHandler) authorize(r *http.Request, p *identity.Principal, cat *catalogState, ucOp, op string, res policies.Resource) error {
+func (h *DeltaHandler) authorize(r *http.Request, p *identity.Principal, cat *catalogState, ucOp delta.Op, op string, res policies.Resource) error {
 	c := cat
 	if c == nil {
 		c = &catalogState{}
 	}
 	in := input(r, p, c, op, res)
-	in.API, in.APIOperation = "delta", ucOp
+	in.API, in.APIOperation = "delta", string(ucOp)
 	if cat == nil {
 		in.Resource.Backend = ""
 	}
@@ -321,29 +225,29 @@ func (h *DeltaHandler) authorize(r *http.Request, p *identity.Principal, cat *ca
 }
 
 // run translates an authorized table operation.
-func (h *DeltaHandler) run(w http.ResponseWriter, r *http.Request, rt deltaRoute, body []byte) {
+func (h *DeltaHandler) run(w http.ResponseWriter, r *http.Request, rt delta.Route, body []byte) {
 	ctx := r.Context()
-	ref := delta.Ref{Catalog: rt.catalog, Namespace: rt.namespace, Name: rt.table}
+	ref := delta.Ref{Catalog: rt.Catalog, Namespace: rt.Namespace, Name: rt.Table}
 	var out any
 	var err error
-	switch rt.op {
-	case "createTable":
+	switch rt.Op {
+	case delta.OpCreateTable:
 		out, err = h.create(ctx, ref, body)
-	case "createStagingTable":
+	case delta.OpCreateStagingTable:
 		out, err = h.stage(ctx, ref, body)
-	case "loadTable":
+	case delta.OpLoadTable:
 		out, err = h.svc.Load(ctx, ref)
-	case "updateTable":
+	case delta.OpUpdateTable:
 		out, err = h.update(ctx, ref, body)
-	case "deleteTable":
+	case delta.OpDeleteTable:
 		err = h.svc.Delete(ctx, ref)
-	case "tableExists":
+	case delta.OpTableExists:
 		err = h.svc.Exists(ctx, ref)
-	case "renameTable":
+	case delta.OpRenameTable:
 		err = h.rename(ctx, ref, body)
-	case "getTableCredentials":
+	case delta.OpGetTableCredentials:
 		out, err = h.svc.Credentials(ctx, ref, r.URL.Query().Get("operation"))
-	case "reportMetrics":
+	case delta.OpReportMetrics:
 		err = h.metrics(ctx, ref, body)
 	}
 	writeResult(w, r, out, err)
@@ -406,11 +310,11 @@ func (h *DeltaHandler) metrics(ctx context.Context, ref delta.Ref, body []byte) 
 }
 
 // serveConfig answers getConfig for ?catalog=.
-func (h *DeltaHandler) serveConfig(w http.ResponseWriter, r *http.Request, rt deltaRoute, p *identity.Principal) {
+func (h *DeltaHandler) serveConfig(w http.ResponseWriter, r *http.Request, rt delta.Route, p *identity.Principal) {
 	q := r.URL.Query()
 	name := q.Get("catalog")
 	if cat, ok := h.app.catalog(name); ok {
-		if err := h.authorize(r, p, cat, rt.op, rt.iceberg, policies.Resource{}); err != nil {
+		if err := h.authorize(r, p, cat, rt.Op, rt.Iceberg, policies.Resource{}); err != nil {
 			delta.WriteError(w, r, err)
 			return
 		}
@@ -427,7 +331,7 @@ func (h *DeltaHandler) serveConfig(w http.ResponseWriter, r *http.Request, rt de
 // picks the configured catalog whose allowed locations contain it, the
 // policy decides (loadCredentials on the path; READ_WRITE also
 // createTable), and the catalog vends.
-func (h *DeltaHandler) serveTemporaryPath(w http.ResponseWriter, r *http.Request, rt deltaRoute, p *identity.Principal) {
+func (h *DeltaHandler) serveTemporaryPath(w http.ResponseWriter, r *http.Request, rt delta.Route, p *identity.Principal) {
 	q := r.URL.Query()
 	loc, op := q.Get("location"), q.Get("operation")
 	if loc == "" {
@@ -444,12 +348,12 @@ func (h *DeltaHandler) serveTemporaryPath(w http.ResponseWriter, r *http.Request
 		return
 	}
 	res := policies.Resource{Namespace: src.Namespace, Location: loc}
-	ops := []string{rt.iceberg}
+	ops := []string{rt.Iceberg}
 	if op == delta.ReadWrite {
 		ops = append(ops, icerest.OpCreateTable)
 	}
 	for _, iceOp := range ops {
-		if err := h.authorize(r, p, cat, rt.op, iceOp, res); err != nil {
+		if err := h.authorize(r, p, cat, rt.Op, iceOp, res); err != nil {
 			delta.WriteError(w, r, err)
 			return
 		}
@@ -480,8 +384,8 @@ func (h *DeltaHandler) pathSource(loc string) (PathCredentialsSource, *catalogSt
 
 // serveStagingCredentials answers getStagingTableCredentials; the staged
 // table's namespace and name are what the policy is asked about.
-func (h *DeltaHandler) serveStagingCredentials(w http.ResponseWriter, r *http.Request, rt deltaRoute, p *identity.Principal) {
-	st, err := h.svc.StagedTable(r.Context(), rt.tableID)
+func (h *DeltaHandler) serveStagingCredentials(w http.ResponseWriter, r *http.Request, rt delta.Route, p *identity.Principal) {
+	st, err := h.svc.StagedTable(r.Context(), rt.TableID)
 	if err != nil {
 		delta.WriteError(w, r, err)
 		return
@@ -491,7 +395,7 @@ func (h *DeltaHandler) serveStagingCredentials(w http.ResponseWriter, r *http.Re
 		delta.WriteError(w, r, delta.Errorf(http.StatusNotFound, delta.NoSuchCatalog, "no catalog named %q", st.Catalog))
 		return
 	}
-	if err := h.authorize(r, p, cat, rt.op, rt.iceberg, policies.Resource{Namespace: st.Namespace, Table: st.Name}); err != nil {
+	if err := h.authorize(r, p, cat, rt.Op, rt.Iceberg, policies.Resource{Namespace: st.Namespace, Table: st.Name}); err != nil {
 		delta.WriteError(w, r, err)
 		return
 	}
@@ -499,49 +403,11 @@ func (h *DeltaHandler) serveStagingCredentials(w http.ResponseWriter, r *http.Re
 	writeResult(w, r, out, err)
 }
 
-// parseDeltaHandler parses the `lakegate_delta` directive.
-func parseDeltaHandler(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
-	handler := new(DeltaHandler)
-	if err := handler.UnmarshalCaddyfile(h.Dispenser); err != nil {
-		return nil, err
-	}
-	return handler, nil
-}
-
-// UnmarshalCaddyfile reads
-//
-//	lakegate_delta {
-//		path_credentials <catalog> <namespace-level>...
-//	}
-//
-// path_credentials may be repeated; the first whose catalog holds a
-// location vends for it.
-func (h *DeltaHandler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
-	d.Next() // the directive name
-	if d.NextArg() {
-		return d.ArgErr()
-	}
-	for d.NextBlock(0) {
-		switch d.Val() {
-		case "path_credentials":
-			args := d.RemainingArgs()
-			if len(args) < 2 {
-				return d.Errf("path_credentials needs a catalog and a namespace")
-			}
-			h.PathCredentials = append(h.PathCredentials, PathCredentialsSource{Catalog: args[0], Namespace: args[1:]})
-		default:
-			return d.Errf("unknown lakegate_delta option %q", d.Val())
-		}
-	}
-	return nil
-}
-
 // Interface guards
 var (
 	_ caddy.Provisioner           = (*DeltaHandler)(nil)
 	_ caddy.CleanerUpper          = (*DeltaHandler)(nil)
 	_ caddyhttp.MiddlewareHandler = (*DeltaHandler)(nil)
-	_ caddyfile.Unmarshaler       = (*DeltaHandler)(nil)
 )
 
 // bodyName reads a string field of a JSON body for the policy input; a

@@ -1,0 +1,47 @@
+package gateway
+
+import (
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+)
+
+// parseDeltaHandler parses the `lakegate_delta` directive.
+func parseDeltaHandler(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+	handler := new(DeltaHandler)
+	if err := handler.UnmarshalCaddyfile(h.Dispenser); err != nil {
+		return nil, err
+	}
+	return handler, nil
+}
+
+// UnmarshalCaddyfile reads
+//
+//	lakegate_delta {
+//		path_credentials <catalog> <namespace-level>...
+//	}
+//
+// path_credentials may be repeated; the first whose catalog holds a
+// location vends for it.
+func (h *DeltaHandler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next() // the directive name
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	for d.NextBlock(0) {
+		switch d.Val() {
+		case "path_credentials":
+			args := d.RemainingArgs()
+			if len(args) < 2 {
+				return d.Errf("path_credentials needs a catalog and a namespace")
+			}
+			h.PathCredentials = append(h.PathCredentials, PathCredentialsSource{Catalog: args[0], Namespace: args[1:]})
+		default:
+			return d.Errf("unknown lakegate_delta option %q", d.Val())
+		}
+	}
+	return nil
+}
+
+// Interface guard
+var _ caddyfile.Unmarshaler = (*DeltaHandler)(nil)

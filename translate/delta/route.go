@@ -1,0 +1,128 @@
+package delta
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/lakegate/lakegate/upstream/icerest"
+)
+
+// Op is a UC Delta API operation: its operationId in uc-delta-api.yaml,
+// which is also the policy input's api_operation.
+type Op string
+
+// The UC Delta API's operations.
+const (
+	OpGetConfig                   Op = "getConfig"
+	OpCreateStagingTable          Op = "createStagingTable"
+	OpCreateTable                 Op = "createTable"
+	OpLoadTable                   Op = "loadTable"
+	OpUpdateTable                 Op = "updateTable"
+	OpDeleteTable                 Op = "deleteTable"
+	OpTableExists                 Op = "tableExists"
+	OpRenameTable                 Op = "renameTable"
+	OpGetTableCredentials         Op = "getTableCredentials"
+	OpReportMetrics               Op = "reportMetrics"
+	OpGetStagingTableCredentials  Op = "getStagingTableCredentials"
+	OpGetTemporaryPathCredentials Op = "getTemporaryPathCredentials"
+)
+
+// Route is a parsed Delta API request: the operation, the closest Iceberg
+// operation (what the policy's operation is), and the resource it names.
+type Route struct {
+	Op        Op
+	Iceberg   string
+	Catalog   string
+	Schema    string // as in the path; Namespace is its levels
+	Namespace []string
+	Table     string
+	TableID   string // a staging table's id
+}
+
+// ParseRoute names the operation and resource of a Delta API request:
+// method and the escaped path below /api/2.1/unity-catalog/delta/v1/.
+func ParseRoute(method, rest string) (Route, *Error) {
+	raw := strings.Split(rest, "/")
+	seg := make([]string, len(raw))
+	for i, s := range raw {
+		u, err := url.PathUnescape(s)
+		if err != nil || u == "" {
+			return Route{}, Errorf(http.StatusBadRequest, BadRequest, "malformed path segment %q", s)
+		}
+		seg[i] = u
+	}
+	var rt Route
+	switch {
+	case len(seg) == 1 && seg[0] == "config":
+		rt = Route{Op: OpGetConfig, Iceberg: icerest.OpGetConfig}
+	case len(seg) == 1 && seg[0] == "temporary-path-credentials":
+		rt = Route{Op: OpGetTemporaryPathCredentials, Iceberg: icerest.OpLoadCredentials}
+	case len(seg) == 3 && seg[0] == "staging-tables" && seg[2] == "credentials":
+		rt = Route{Op: OpGetStagingTableCredentials, Iceberg: icerest.OpCreateTable, TableID: seg[1]}
+	case len(seg) >= 5 && seg[0] == "catalogs" && seg[2] == "schemas":
+		return tableRoute(method, seg)
+	default:
+		return rt, Errorf(http.StatusNotFound, NotFound, "no Delta API endpoint at %s", rest)
+	}
+	return rt, expectMethod(method, http.MethodGet)
+}
+
+// tableOps maps (resource suffix, method) to UC and Iceberg operations.
+var tableOps = map[string]struct {
+	op      Op
+	iceberg string
+}{
+	"staging-tables POST": {OpCreateStagingTable, icerest.OpCreateTable},
+	"tables POST":         {OpCreateTable, icerest.OpCreateTable},
+	"table GET":           {OpLoadTable, icerest.OpLoadTable},
+	"table POST":          {OpUpdateTable, icerest.OpUpdateTable},
+	"table DELETE":        {OpDeleteTable, icerest.OpDropTable},
+	"table HEAD":          {OpTableExists, icerest.OpTableExists},
+	"rename POST":         {OpRenameTable, icerest.OpRenameTable},
+	"credentials GET":     {OpGetTableCredentials, icerest.OpLoadCredentials},
+	"metrics POST":        {OpReportMetrics, icerest.OpReportMetrics},
+}
+
+func tableRoute(method string, seg []string) (Route, *Error) {
+	rt := Route{Catalog: seg[1], Schema: seg[3]}
+	var kind string
+	switch {
+	case len(seg) == 5 && (seg[4] == "tables" || seg[4] == "staging-tables"):
+		kind = seg[4]
+	case len(seg) == 6 && seg[4] == "tables":
+		kind, rt.Table = "table", seg[5]
+	case len(seg) == 7 && seg[4] == "tables" && (seg[6] == "rename" || seg[6] == "credentials" || seg[6] == "metrics"):
+		kind, rt.Table = seg[6], seg[5]
+	default:
+		return rt, Errorf(http.StatusNotFound, NotFound, "no Delta API endpoint at %s", strings.Join(seg, "/"))
+	}
+	ops, ok := tableOps[kind+" "+method]
+	if !ok {
+		return rt, Errorf(http.StatusMethodNotAllowed, BadRequest, "%s is not allowed here", method)
+	}
+	rt.Op, rt.Iceberg = ops.op, ops.iceberg
+	// A schema or table name no catalog can hold names nothing: 404, the
+	// answer every table operation lists (tableExists lists no 400).
+	ns, err := ParseSchema(rt.Schema)
+	if err != nil {
+		return rt, Errorf(http.StatusNotFound, NoSuchSchema, "no schema %q: %s", rt.Schema, err.Message)
+	}
+	rt.Namespace = ns
+	for _, n := range ns {
+		if n == "." || n == ".." {
+			return rt, Errorf(http.StatusNotFound, NoSuchSchema, "no schema %q: %q is not a schema name", rt.Schema, n)
+		}
+	}
+	if rt.Table == "." || rt.Table == ".." {
+		return rt, Errorf(http.StatusNotFound, NoSuchTable, "no table %q: it is not a table name", rt.Table)
+	}
+	return rt, nil
+}
+
+func expectMethod(method, want string) *Error {
+	if method != want {
+		return Errorf(http.StatusMethodNotAllowed, BadRequest, "%s is not allowed here; use %s", method, want)
+	}
+	return nil
+}

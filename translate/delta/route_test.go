@@ -1,0 +1,77 @@
+package delta
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseRoute(t *testing.T) {
+	for _, tc := range []struct {
+		method, path string
+		want         Route
+	}{
+		{"GET", "config", Route{Op: OpGetConfig, Iceberg: "getConfig"}},
+		{"GET", "temporary-path-credentials", Route{Op: OpGetTemporaryPathCredentials, Iceberg: "loadCredentials"}},
+		{"GET", "staging-tables/abc/credentials", Route{Op: OpGetStagingTableCredentials, Iceberg: "createTable", TableID: "abc"}},
+		{"POST", "catalogs/c/schemas/s/staging-tables", Route{Op: OpCreateStagingTable, Iceberg: "createTable", Catalog: "c", Schema: "s", Namespace: []string{"s"}}},
+		{"POST", "catalogs/c/schemas/a.b/tables", Route{Op: OpCreateTable, Iceberg: "createTable", Catalog: "c", Schema: "a.b", Namespace: []string{"a", "b"}}},
+		{"HEAD", "catalogs/c/schemas/s/tables/t", Route{Op: OpTableExists, Iceberg: "tableExists", Catalog: "c", Schema: "s", Namespace: []string{"s"}, Table: "t"}},
+		{"POST", "catalogs/c/schemas/a.b%1Fc/tables/t%20x/rename", Route{Op: OpRenameTable, Iceberg: "renameTable", Catalog: "c", Schema: "a.b\x1fc", Namespace: []string{"a.b", "c"}, Table: "t x"}},
+		{"GET", "catalogs/c/schemas/s/tables/t/credentials", Route{Op: OpGetTableCredentials, Iceberg: "loadCredentials", Catalog: "c", Schema: "s", Namespace: []string{"s"}, Table: "t"}},
+		{"POST", "catalogs/c/schemas/s/tables/t/metrics", Route{Op: OpReportMetrics, Iceberg: "reportMetrics", Catalog: "c", Schema: "s", Namespace: []string{"s"}, Table: "t"}},
+	} {
+		got, err := ParseRoute(tc.method, tc.path)
+		require.Nil(t, err, "%s %s", tc.method, tc.path)
+		assert.Equal(t, tc.want, got, "%s %s", tc.method, tc.path)
+	}
+}
+
+// Bad paths: the exact status and error type, before anything is served.
+func TestParseRouteBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		method, path string
+		status       int
+		typ          string
+	}{
+		{"GET", "nowhere", http.StatusNotFound, NotFound},
+		{"GET", "", http.StatusBadRequest, BadRequest},
+		{"GET", "config/", http.StatusBadRequest, BadRequest},
+		{"POST", "config", http.StatusMethodNotAllowed, BadRequest},
+		{"GET", "catalogs/c/schemas/s/tables/t/x", http.StatusNotFound, NotFound},
+		{"PUT", "catalogs/c/schemas/s/tables/t", http.StatusMethodNotAllowed, BadRequest},
+		{"GET", "catalogs/c/schemas/%zz/tables/t", http.StatusBadRequest, BadRequest},
+		{"GET", "catalogs/c/schemas/a..b/tables/t", http.StatusNotFound, NoSuchSchema},
+		{"GET", "catalogs/c/schemas/%2E%2E/tables/t", http.StatusNotFound, NoSuchSchema},
+		{"GET", "catalogs/c/schemas/s/tables/%2E", http.StatusNotFound, NoSuchTable},
+		{"GET", "catalogs//schemas/s/tables/t", http.StatusBadRequest, BadRequest},
+	} {
+		_, err := ParseRoute(tc.method, tc.path)
+		require.NotNil(t, err, "%s %s", tc.method, tc.path)
+		assert.Equal(t, tc.status, err.Code, "%s %s", tc.method, tc.path)
+		assert.Equal(t, tc.typ, err.Type, "%s %s", tc.method, tc.path)
+	}
+}
+
+// Paths are untrusted: parsing never panics, refusals are 4xx, and an
+// accepted route names an operation.
+func FuzzParseRoute(f *testing.F) {
+	for _, p := range []string{"config", "catalogs/c/schemas/a.b%1Fc/tables/t/rename", "staging-tables/x/credentials", "catalogs/c/schemas/s/tables"} {
+		f.Add("POST", p)
+		f.Add("GET", p)
+	}
+	f.Fuzz(func(t *testing.T, method, path string) {
+		rt, err := ParseRoute(method, path)
+		if err != nil {
+			if err.Code < 400 || err.Code >= 500 {
+				t.Fatalf("status %d for %s %q", err.Code, method, path)
+			}
+			return
+		}
+		if rt.Op == "" || rt.Iceberg == "" {
+			t.Fatalf("accepted %s %q without an operation", method, path)
+		}
+	})
+}
