@@ -317,3 +317,68 @@ func appJSON(t *testing.T, adapted []byte, app string) string {
 	require.NoError(t, json.Unmarshal(adapted, &cfg))
 	return string(cfg.Apps[app])
 }
+
+// handlersIn finds every handler object in adapted JSON, subroutes included.
+func handlersIn(v any, out map[string]map[string]any) {
+	switch v := v.(type) {
+	case map[string]any:
+		if name, ok := v["handler"].(string); ok {
+			out[name] = v
+		}
+		for _, x := range v {
+			handlersIn(x, out)
+		}
+	case []any:
+		for _, x := range v {
+			handlersIn(x, out)
+		}
+	}
+}
+
+// The Delta doors' Caddyfile options adapt to their JSON twins.
+func TestAdaptDeltaAndSharingHandlers(t *testing.T) {
+	out := adapt(t, []byte(`{
+	lakegate {
+		catalog local {
+			embedded {
+				database sqlite
+				dsn /tmp/x.db
+				warehouse /tmp/wh
+			}
+		}
+	}
+}
+http://127.0.0.1:8181 {
+	lakegate_delta {
+		path_credentials local staging eu
+	}
+	lakegate_sharing {
+		url_lifetime 10m
+		max_change_versions 50
+		change_data_dir /var/lib/lakegate/changes
+		max_change_rewrite_bytes 1048576
+		share s {
+			recipient r token abc
+			schema sc {
+				namespace local ns
+			}
+		}
+	}
+}`))
+	var cfg any
+	require.NoError(t, json.Unmarshal(out, &cfg))
+	hs := map[string]map[string]any{}
+	handlersIn(cfg, hs)
+	assert.Equal(t, []any{map[string]any{"catalog": "local", "namespace": []any{"staging", "eu"}}}, hs["lakegate_delta"]["path_credentials"])
+	sh := hs["lakegate_sharing"]
+	assert.Equal(t, float64(50), sh["max_change_versions"])
+	assert.Equal(t, "/var/lib/lakegate/changes", sh["change_data_dir"])
+	assert.Equal(t, float64(1048576), sh["max_change_rewrite_bytes"])
+
+	for _, bad := range []string{"lakegate_delta {\n\t\tpath_credentials local\n\t}", "lakegate_delta {\n\t\tteleport\n\t}",
+		"lakegate_sharing {\n\t\tmax_change_versions 0\n\t}", "lakegate_sharing {\n\t\tmax_change_rewrite_bytes x\n\t}"} {
+		_, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte("http://127.0.0.1:8181 {\n\t"+bad+"\n}\n"),
+			map[string]any{"filename": "Caddyfile"})
+		assert.Error(t, err, bad)
+	}
+}
