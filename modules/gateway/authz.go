@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -128,24 +129,52 @@ func (g *guard) authorize(ctx context.Context, in policies.Input) policies.Decis
 	return d
 }
 
-// input builds the policy input for a request.
-func input(r *http.Request, p *identity.Principal, cat *catalogState, op string, res policies.Resource) policies.Input {
-	res.Catalog, res.Backend = cat.cfg.Name, cat.backendKind()
+// policyRequest is what a front door asks the policy, the same shape for
+// every door: which API and operation (the API's own name and the Iceberg
+// operation it is), who, on which catalog and resource.
+type policyRequest struct {
+	api       string // "iceberg", "delta", "sharing"
+	apiOp     string // the API's operation name ("" = op)
+	op        string // the Iceberg operationId
+	principal *identity.Principal
+	catalog   *catalogState // nil: the request names no catalog (a share, a storage path)
+	resource  policies.Resource
+}
+
+// input builds the policy input for the request r carries.
+func (q policyRequest) input(r *http.Request) policies.Input {
+	res := q.resource
+	res.Catalog, res.Backend = "", ""
+	if q.catalog != nil {
+		res.Catalog, res.Backend = q.catalog.cfg.Name, q.catalog.backendKind()
+	}
 	var deleg []string
 	for _, d := range strings.Split(r.Header.Get("X-Iceberg-Access-Delegation"), ",") {
 		if d = strings.TrimSpace(d); d != "" {
 			deleg = append(deleg, d)
 		}
 	}
+	p := q.principal
 	return policies.Input{
 		Principal: policies.Principal{ID: p.ID, Groups: p.Groups, Claims: p.Claims},
-		Operation: op, API: "iceberg", APIOperation: op, Resource: res,
+		Operation: q.op, API: cmp.Or(q.api, "iceberg"), APIOperation: cmp.Or(q.apiOp, q.op), Resource: res,
 		Request: policies.Request{
 			Method: r.Method, Path: r.URL.Path, AccessDelegation: deleg,
 			HasIdempotencyKey: r.Header.Get("Idempotency-Key") != "",
 		},
 		Context: policies.Context{Time: time.Now().UTC().Format(time.RFC3339), ClientIP: clientIP(r)},
 	}
+}
+
+// decide asks the policy about q.
+func (g *guard) decide(r *http.Request, q policyRequest) policies.Decision {
+	return g.authorize(r.Context(), q.input(r))
+}
+
+// denial is the text every door answers a denial with: the API's operation
+// and the policy's reason.
+func denial(apiOp string, d policies.Decision) string {
+	return apiOp + ": " + cmp.Or(d.Reason, "denied by policy")
 }
 
 func clientIP(r *http.Request) string {

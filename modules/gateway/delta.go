@@ -204,24 +204,11 @@ func (h *DeltaHandler) authorizeTable(r *http.Request, rt delta.Route, p *identi
 // authorize decides one operation on one resource; cat may be nil for
 // operations outside any catalog.
 func (h *DeltaHandler) authorize(r *http.Request, p *identity.Principal, cat *catalogState, ucOp delta.Op, op string, res policies.Resource) error {
-	c := cat
-	if c == nil {
-		c = &catalogState{}
-	}
-	in := input(r, p, c, op, res)
-	in.API, in.APIOperation = "delta", string(ucOp)
-	if cat == nil {
-		in.Resource.Backend = ""
-	}
-	d := h.app.guard.authorize(r.Context(), in)
+	d := h.app.guard.decide(r, policyRequest{api: "delta", apiOp: string(ucOp), op: op, principal: p, catalog: cat, resource: res})
 	if d.Allow {
 		return nil
 	}
-	reason := d.Reason
-	if reason == "" {
-		reason = "denied by policy"
-	}
-	return delta.Errorf(http.StatusForbidden, delta.PermissionDenied, "%s: %s", ucOp, reason)
+	return delta.Errorf(http.StatusForbidden, delta.PermissionDenied, "%s", denial(string(ucOp), d))
 }
 
 // run translates an authorized table operation.

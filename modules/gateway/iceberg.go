@@ -73,7 +73,7 @@ func (h *IcebergHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next 
 		return nil
 	}
 	if path == "/v1/config" {
-		if d := h.app.guard.authorize(r.Context(), input(r, principal, cat, icerest.OpGetConfig, policies.Resource{})); !d.Allow {
+		if d := h.app.guard.decide(r, policyRequest{op: icerest.OpGetConfig, principal: principal, catalog: cat}); !d.Allow {
 			icerest.WriteError(w, r, forbidden(icerest.OpGetConfig, d))
 			return nil
 		}
@@ -107,7 +107,7 @@ func (h *IcebergHandler) serve(w http.ResponseWriter, r *http.Request, rt iceres
 	}
 	var strip bool
 	for _, one := range res {
-		d := h.app.guard.authorize(r.Context(), input(r, p, cat, rt.Operation, one))
+		d := h.app.guard.decide(r, policyRequest{op: rt.Operation, principal: p, catalog: cat, resource: one})
 		if !d.Allow {
 			icerest.WriteError(w, r, forbidden(rt.Operation, d))
 			return
@@ -126,7 +126,7 @@ func (h *IcebergHandler) serve(w http.ResponseWriter, r *http.Request, rt iceres
 	}
 	if eng := h.app.guard.policy; eng != nil && listings[rt.Operation] {
 		rec := upstream.Capture(run, r, rt)
-		filterPage(r.Context(), eng, input(r, p, cat, rt.Operation, res[0]), rec)
+		filterPage(r.Context(), eng, policyRequest{op: rt.Operation, principal: p, catalog: cat, resource: res[0]}.input(r), rec)
 		rec.WriteTo(w)
 		return
 	}
@@ -134,11 +134,7 @@ func (h *IcebergHandler) serve(w http.ResponseWriter, r *http.Request, rt iceres
 }
 
 func forbidden(op string, d policies.Decision) *icerest.Error {
-	reason := d.Reason
-	if reason == "" {
-		reason = "denied by policy"
-	}
-	return icerest.Errorf(http.StatusForbidden, icerest.Forbidden, "%s: %s", op, reason)
+	return icerest.Errorf(http.StatusForbidden, icerest.Forbidden, "%s", denial(op, d))
 }
 
 // catalogFor tells which catalog a request addresses: `warehouse` for

@@ -322,15 +322,9 @@ func (h *SharingHandler) access(r *http.Request, c caller) sharing.Access {
 		}
 		res := policies.Resource{Namespace: t.Namespace, Table: t.IcebergTable,
 			Share: t.Share, ShareSchema: t.Schema, ShareTable: t.Table}
-		cat, resolved := h.app.catalog(t.Catalog)
-		if !resolved {
-			cat = &catalogState{} // a share or schema: no Iceberg table yet
-		}
-		in := input(r, c.Principal, cat, icebergOps[op], res)
-		if !resolved {
-			in.Resource.Catalog, in.Resource.Backend = "", ""
-		}
-		in.API, in.APIOperation = "sharing", op
+		cat, _ := h.app.catalog(t.Catalog) // nil for a share or schema: no Iceberg table yet
+		in := policyRequest{api: "sharing", apiOp: op, op: icebergOps[op], principal: c.Principal,
+			catalog: cat, resource: res}.input(r)
 		return h.app.guard.authorize(ctx, in).Allow
 	}
 }
