@@ -18,7 +18,7 @@ import (
 // Pipelines opens the Iceberg pipeline of a lakegate catalog as an HTTP
 // transport. The transport serves Iceberg REST requests under
 // /v1/{catalog}/... (and /v1/config), on behalf of the principal the
-// request's context carries (WithPrincipal); it decides no policy: the
+// request's context carries (caller.With); it decides no policy: the
 // front door already did, on the operation its client asked for.
 type Pipelines interface {
 	Transport(catalog string) (http.RoundTripper, bool)
@@ -30,22 +30,6 @@ type Pipelines interface {
 // BaseURL is the URL translators address a pipeline transport at; the
 // host is never dialled.
 const BaseURL = "http://lakegate.pipeline"
-
-type principalKey struct{}
-
-// WithPrincipal tells the pipeline whom a translated call is made for
-// (cache scoping, replay ownership).
-func WithPrincipal(ctx context.Context, id string) context.Context {
-	return context.WithValue(ctx, principalKey{}, id)
-}
-
-// PrincipalFrom is the principal WithPrincipal stored, or "anonymous".
-func PrincipalFrom(ctx context.Context) string {
-	if id, ok := ctx.Value(principalKey{}).(string); ok && id != "" {
-		return id
-	}
-	return "anonymous"
-}
 
 // Catalogs keeps one iceberg-go REST client per lakegate catalog, speaking
 // to that catalog's pipeline. A client is built on first use (it reads the

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/lakegate/lakegate/caller"
 	"io"
 	"net"
 	"net/http"
@@ -106,20 +107,11 @@ func newTransport(cfg RemoteConfig) (*http.Transport, error) {
 	}, nil
 }
 
-type clientAuthzKey struct{}
-
-// WithClientAuthorization carries the client's Authorization header to
-// Config, which sends it to the backend in passthrough mode only (the
-// backend then knows only the clients).
-func WithClientAuthorization(ctx context.Context, authz string) context.Context {
-	return context.WithValue(ctx, clientAuthzKey{}, authz)
-}
-
 // Config fetches the backend's /v1/config, cached for the config TTL.
 func (b *Remote) Config(ctx context.Context) (*CatalogConfig, error) {
 	authz := ""
 	if b.cfg.Auth.Mode == AuthPassthrough {
-		authz, _ = ctx.Value(clientAuthzKey{}).(string)
+		authz = caller.From(ctx).Authorization // the backend knows only the clients
 	}
 	return b.config(ctx, authz)
 }
@@ -180,7 +172,7 @@ func (b *Remote) Serve(w http.ResponseWriter, r *http.Request, rt icerest.Route)
 	ctx, cancel := context.WithTimeout(r.Context(), b.timeout(rt.Operation))
 	defer cancel()
 	r = r.WithContext(ctx)
-	cc, err := b.Config(WithClientAuthorization(r.Context(), r.Header.Get("Authorization")))
+	cc, err := b.Config(withClientAuthorization(r))
 	if err != nil {
 		// The request itself never left: a failed write is definite.
 		WriteError(w, r, err, icerest.OpGetConfig)
@@ -421,4 +413,12 @@ func readBody(resp *http.Response) ([]byte, error) {
 	}
 	_, err := buf.ReadFrom(io.LimitReader(resp.Body, maxResponse+1))
 	return buf.Bytes(), err
+}
+
+// withClientAuthorization is r's context carrying the client's
+// Authorization header for Config (forwarded in passthrough mode only).
+func withClientAuthorization(r *http.Request) context.Context {
+	c := caller.From(r.Context())
+	c.Authorization = r.Header.Get("Authorization")
+	return caller.With(r.Context(), c)
 }

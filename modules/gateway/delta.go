@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/lakegate/lakegate/caller"
 	"io"
 	"net/http"
 	"strings"
@@ -14,9 +15,7 @@ import (
 
 	"github.com/lakegate/lakegate/identity"
 	"github.com/lakegate/lakegate/policies"
-	"github.com/lakegate/lakegate/translate"
 	"github.com/lakegate/lakegate/translate/delta"
-	"github.com/lakegate/lakegate/upstream"
 	"github.com/lakegate/lakegate/upstream/icerest"
 	"github.com/lakegate/lakegate/upstream/locations"
 )
@@ -117,9 +116,7 @@ func (h *DeltaHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next ca
 		delta.WriteError(w, r, err)
 		return nil
 	}
-	ctx := translate.WithPrincipal(r.Context(), p.ID)
-	ctx = upstream.WithClientAuthorization(ctx, r.Header.Get("Authorization"))
-	ctx = delta.WithAuthorization(ctx, r.Header.Get("Authorization"))
+	ctx := caller.With(r.Context(), caller.Caller{Principal: p.ID, Authorization: r.Header.Get("Authorization")})
 	h.serve(w, r.WithContext(ctx), rt, p)
 	return nil
 }

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"github.com/lakegate/lakegate/caller"
 	"net/http"
 	"net/url"
 	"sort"
@@ -67,7 +68,7 @@ func (h *IcebergHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next 
 		icerest.WriteError(w, r, rerr)
 		return nil
 	}
-	cc, err := cat.pipeline.Config(upstream.WithClientAuthorization(r.Context(), r.Header.Get("Authorization")))
+	cc, err := cat.pipeline.Config(caller.With(r.Context(), caller.Caller{Principal: principal.ID, Authorization: r.Header.Get("Authorization")}))
 	if err != nil {
 		upstream.WriteError(w, r, err, icerest.OpGetConfig)
 		return nil

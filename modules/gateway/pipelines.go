@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/lakegate/lakegate/caller"
 	"io"
 	"net/http"
 	"net/url"
@@ -67,7 +68,7 @@ func (t pipelineTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 			icerest.WriteError(w, r, rerr)
 		}, rt), nil
 	}
-	principal := translate.PrincipalFrom(req.Context())
+	principal := caller.From(req.Context()).Principal
 	return t.respond(req, func(w http.ResponseWriter, r *http.Request, rt icerest.Route) {
 		t.cat.pipeline.Serve(w, r, rt, principal)
 	}, rt), nil

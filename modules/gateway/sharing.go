@@ -230,14 +230,14 @@ func (h *SharingHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next 
 		h.files(r).ServeHTTP(w, r)
 		return nil
 	}
-	caller, rerr := h.authenticate(r)
+	who, rerr := h.authenticate(r)
 	if rerr != nil {
 		w.Header().Set("WWW-Authenticate", "Bearer")
 		sharing.WriteError(w, rerr)
 		return nil
 	}
 	h.server.Serve(w, r, sharing.Request{
-		Route: rt, Access: h.access(r, caller), FilesBase: h.baseURL(r) + "/files", Principal: caller.ID,
+		Route: rt, Access: h.access(r, who), FilesBase: h.baseURL(r) + "/files", Principal: who.ID,
 	})
 	return nil
 }
@@ -254,8 +254,8 @@ func (h *SharingHandler) baseURL(r *http.Request) string {
 	return gatewayURL(r) + h.Prefix
 }
 
-// caller is an authenticated recipient or principal.
-type caller struct {
+// recipientCaller is an authenticated recipient or principal.
+type recipientCaller struct {
 	*identity.Principal
 	// share limits a recipient token to its share.
 	share string
@@ -264,28 +264,28 @@ type caller struct {
 // authenticate accepts a share's recipient token, else whatever the
 // app's identity accepts. Delta Sharing always needs a bearer token:
 // without identity configured, only recipient tokens get in.
-func (h *SharingHandler) authenticate(r *http.Request) (caller, *sharing.Error) {
+func (h *SharingHandler) authenticate(r *http.Request) (recipientCaller, *sharing.Error) {
 	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if ok {
 		if rc, found := h.recipient(token); found {
 			if !rc.expires.IsZero() && time.Now().After(rc.expires) {
-				return caller{}, sharing.Errorf(http.StatusUnauthorized, sharing.CodeUnauthenticated, "the recipient token has expired")
+				return recipientCaller{}, sharing.Errorf(http.StatusUnauthorized, sharing.CodeUnauthenticated, "the recipient token has expired")
 			}
-			return caller{Principal: &identity.Principal{ID: "recipient:" + rc.share + "/" + rc.name,
+			return recipientCaller{Principal: &identity.Principal{ID: "recipient:" + rc.share + "/" + rc.name,
 				Groups: []string{"delta-sharing-recipient"}}, share: rc.share}, nil
 		}
 	}
 	if len(h.app.guard.authn) == 0 {
-		return caller{}, sharing.Errorf(http.StatusUnauthorized, sharing.CodeUnauthenticated, "a valid recipient bearer token is required")
+		return recipientCaller{}, sharing.Errorf(http.StatusUnauthorized, sharing.CodeUnauthenticated, "a valid recipient bearer token is required")
 	}
 	p, err := h.app.guard.authenticate(r)
 	if err != nil {
-		return caller{}, sharing.Errorf(http.StatusUnauthorized, sharing.CodeUnauthenticated, "%s", err.Message)
+		return recipientCaller{}, sharing.Errorf(http.StatusUnauthorized, sharing.CodeUnauthenticated, "%s", err.Message)
 	}
 	if p.ID == "anonymous" {
-		return caller{}, sharing.Errorf(http.StatusUnauthorized, sharing.CodeUnauthenticated, "a bearer token is required")
+		return recipientCaller{}, sharing.Errorf(http.StatusUnauthorized, sharing.CodeUnauthenticated, "a bearer token is required")
 	}
-	return caller{Principal: p}, nil
+	return recipientCaller{Principal: p}, nil
 }
 
 // recipient finds the recipient whose token hashes to the configured
@@ -315,7 +315,7 @@ var icebergOps = map[string]string{
 // access is the caller's policy: a recipient sees its own share only;
 // beyond that the OPA policy decides each share, schema and table (with
 // api "sharing"); without a policy engine, authenticated callers may.
-func (h *SharingHandler) access(r *http.Request, c caller) sharing.Access {
+func (h *SharingHandler) access(r *http.Request, c recipientCaller) sharing.Access {
 	return func(ctx context.Context, op string, t sharing.Target) bool {
 		if c.share != "" && !strings.EqualFold(c.share, t.Share) {
 			return false

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/lakegate/lakegate/caller"
 	"net/http"
 	"net/url"
 	"strings"
@@ -34,15 +35,6 @@ func catalogError(name string, err error) error {
 	return Errorf(http.StatusBadGateway, InternalServerError, "catalog %q: %v", name, err)
 }
 
-type authzKey struct{}
-
-// WithAuthorization carries the Delta client's Authorization header onto
-// the translated Iceberg calls, for backends that pass client credentials
-// through.
-func WithAuthorization(ctx context.Context, header string) context.Context {
-	return context.WithValue(ctx, authzKey{}, header)
-}
-
 // request is an Iceberg call's extras.
 type request struct {
 	header   http.Header
@@ -61,7 +53,8 @@ func (c *icebergClient) do(ctx context.Context, method, path string, body, out a
 		raw = b
 	}
 	header := http.Header{"Content-Type": {"application/json"}}
-	if a, _ := ctx.Value(authzKey{}).(string); a != "" {
+	// The Delta client's own credentials, for backends that pass them through.
+	if a := caller.From(ctx).Authorization; a != "" {
 		header.Set("Authorization", a)
 	}
 	conflict := AlreadyExists

@@ -19,7 +19,7 @@ import (
 
 // Service runs Delta API operations as Iceberg operations on the
 // catalogs' pipelines. The caller (the front door) has authenticated and
-// authorized the request and put the principal on ctx (WithPrincipal).
+// authorized the request and put the caller on ctx (caller.With).
 type Service struct {
 	catalogs *translate.Catalogs
 	store    Store

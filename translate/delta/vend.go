@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"github.com/lakegate/lakegate/caller"
 	"net/http"
 	"slices"
 	"strconv"
@@ -196,7 +197,7 @@ func (s *Service) Stage(ctx context.Context, ref Ref, req *StagingTableRequest) 
 		return nil, err
 	}
 	st := Staged{TableID: l.Metadata.TableUUID().String(), Catalog: ref.Catalog, Namespace: ref.Namespace,
-		Name: *req.Name, Location: strings.TrimSuffix(l.Metadata.Location(), "/"), Principal: translate.PrincipalFrom(ctx)}
+		Name: *req.Name, Location: strings.TrimSuffix(l.Metadata.Location(), "/"), Principal: caller.From(ctx).Principal}
 	if err := s.store.PutStaged(ctx, st, s.StagedTTL); err != nil {
 		return nil, Errorf(http.StatusServiceUnavailable, InternalServerError, "staging table store: %v", err)
 	}

@@ -6,6 +6,7 @@ package sharing
 import (
 	"context"
 	"encoding/json"
+	"github.com/lakegate/lakegate/caller"
 	"net/http"
 	"time"
 
@@ -120,7 +121,7 @@ type Request struct {
 
 // Serve answers one request (all operations but OpGetFile).
 func (s *Server) Serve(w http.ResponseWriter, r *http.Request, req Request) {
-	ctx := translate.WithPrincipal(r.Context(), req.Principal)
+	ctx := caller.With(r.Context(), caller.Caller{Principal: req.Principal}) // a recipient's token never leaves lakegate
 	var err *Error
 	switch req.Route.Op {
 	case OpListShares:

@@ -1,0 +1,33 @@
+// Package caller carries who a request is made for through the context:
+// one value, set by the front door after authentication, read by the
+// pipeline (cache scoping, replay ownership) and by backends that pass the
+// client's own credentials through.
+package caller
+
+import "context"
+
+// Caller is the request's caller.
+type Caller struct {
+	// Principal is the id lakegate authenticated ("anonymous" when none).
+	Principal string
+	// Authorization is the client's Authorization header as sent. Only a
+	// backend in passthrough mode forwards it; "" for callers whose
+	// credentials must never leave lakegate (Delta Sharing recipients).
+	Authorization string
+}
+
+type key struct{}
+
+// With returns ctx carrying c.
+func With(ctx context.Context, c Caller) context.Context {
+	return context.WithValue(ctx, key{}, c)
+}
+
+// From is the caller ctx carries; its Principal is "anonymous" when unset.
+func From(ctx context.Context) Caller {
+	c, _ := ctx.Value(key{}).(Caller)
+	if c.Principal == "" {
+		c.Principal = "anonymous"
+	}
+	return c
+}
