@@ -14,8 +14,8 @@ import (
 type Handler func(w http.ResponseWriter, r *http.Request, rt icerest.Route)
 
 // Pipeline is the Iceberg pipeline of one catalog, shared by every front
-// door: replay (Idempotency-Key) → table cache → backend. It knows nothing
-// of Caddy.
+// door: confinement → replay (Idempotency-Key) → table cache → backend. It
+// knows nothing of Caddy. Build it with NewPipeline, once per catalog.
 type Pipeline struct {
 	Catalog string
 	Backend Backend
@@ -27,6 +27,57 @@ type Pipeline struct {
 	// icerest.BodyLocations); nil leaves them to the backend. The
 	// embedded catalog confines itself, reads included.
 	Locations *locations.Rule
+
+	serve func(w http.ResponseWriter, r *http.Request, rt icerest.Route, principal string)
+}
+
+// PipelineOption adds a stage to a pipeline.
+type PipelineOption func(*Pipeline)
+
+// WithReplay guards keyed mutations with r.
+func WithReplay(r *Replayer) PipelineOption { return func(p *Pipeline) { p.Replayer = r } }
+
+// WithCache serves LoadTable from c and evicts what writes change.
+func WithCache(c *TableCache) PipelineOption { return func(p *Pipeline) { p.Cache = c } }
+
+// WithLocations refuses write bodies that name locations outside rule.
+func WithLocations(rule *locations.Rule) PipelineOption {
+	return func(p *Pipeline) { p.Locations = rule }
+}
+
+// NewPipeline assembles the catalog's pipeline once: the stages are
+// chained here, not on every request.
+func NewPipeline(catalog string, backend Backend, opts ...PipelineOption) *Pipeline {
+	p := &Pipeline{Catalog: catalog, Backend: backend}
+	for _, o := range opts {
+		o(p)
+	}
+	p.serve = p.chain()
+	return p
+}
+
+// chain composes replay → cache → backend. The bridge from replay to the
+// cache carries the principal, which only the request knows, so it is the
+// one closure made per request, and only when both stages are on.
+func (p *Pipeline) chain() func(http.ResponseWriter, *http.Request, icerest.Route, string) {
+	backend := p.Backend.Serve
+	switch {
+	case p.Replayer != nil && p.Cache != nil:
+		return func(w http.ResponseWriter, r *http.Request, rt icerest.Route, principal string) {
+			p.Replayer.Serve(w, r, rt, principal, func(w http.ResponseWriter, r *http.Request, rt icerest.Route) {
+				p.Cache.Serve(w, r, rt, principal, backend)
+			})
+		}
+	case p.Replayer != nil:
+		return func(w http.ResponseWriter, r *http.Request, rt icerest.Route, principal string) {
+			p.Replayer.Serve(w, r, rt, principal, backend)
+		}
+	case p.Cache != nil:
+		return func(w http.ResponseWriter, r *http.Request, rt icerest.Route, principal string) {
+			p.Cache.Serve(w, r, rt, principal, backend)
+		}
+	}
+	return func(w http.ResponseWriter, r *http.Request, rt icerest.Route, _ string) { backend(w, r, rt) }
 }
 
 // Config is the backend's /v1/config.
@@ -42,17 +93,11 @@ func (p *Pipeline) Serve(w http.ResponseWriter, r *http.Request, rt icerest.Rout
 			return
 		}
 	}
-	next := p.Backend.Serve
-	if p.Cache != nil {
-		next = func(w http.ResponseWriter, r *http.Request, rt icerest.Route) {
-			p.Cache.Serve(w, r, rt, principal, p.Backend.Serve)
-		}
+	serve := p.serve
+	if serve == nil { // a Pipeline built as a literal: chained per request, never written to
+		serve = p.chain()
 	}
-	if p.Replayer != nil {
-		p.Replayer.Serve(w, r, rt, principal, next)
-		return
-	}
-	next(w, r, rt)
+	serve(w, r, rt, principal)
 }
 
 // confineBody refuses a write whose body names a location outside rule,

@@ -133,25 +133,26 @@ func (a *App) Provision(ctx caddy.Context) error {
 		if cc.MaxRequestBody <= 0 {
 			cc.MaxRequestBody = defaultMaxRequestBody
 		}
-		p := &upstream.Pipeline{Catalog: cc.Name, Backend: b}
+		var opts []upstream.PipelineOption
 		if cc.Remote != nil {
-			p.Locations = rule
+			opts = append(opts, upstream.WithLocations(rule)) // the embedded catalog confines itself
 		}
 		if cc.Idempotency != nil {
 			store, err := a.sharedReplayStore()
 			if err != nil {
 				return err
 			}
-			p.Replayer = upstream.NewReplayer(cc.Name, store, *cc.Idempotency, a.log.Named("replay"))
+			opts = append(opts, upstream.WithReplay(upstream.NewReplayer(cc.Name, store, *cc.Idempotency, a.log.Named("replay"))))
 		}
 		if cc.Cache != nil {
 			c, err := a.sharedCache()
 			if err != nil {
 				return err
 			}
-			p.Cache = &upstream.TableCache{Cache: c, Config: *cc.Cache, Catalog: cc.Name,
-				PerPrincipal: cc.Remote != nil && cc.Remote.Auth.Mode == upstream.AuthPassthrough}
+			opts = append(opts, upstream.WithCache(&upstream.TableCache{Cache: c, Config: *cc.Cache, Catalog: cc.Name,
+				PerPrincipal: cc.Remote != nil && cc.Remote.Auth.Mode == upstream.AuthPassthrough}))
 		}
+		p := upstream.NewPipeline(cc.Name, b, opts...)
 		a.backends[cc.Name] = &catalogState{cfg: cc, pipeline: p, locations: rule}
 	}
 	return nil
