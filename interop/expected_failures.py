@@ -56,3 +56,15 @@ def unexpected(item, call, report):
                            f"(no match for {match!r}):\n{report.longrepr}")
         return True
     return False
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item, call):
+    """The report hook of a suite whose failures are only the listed ones:
+    a conftest imports it (`from expected_failures import
+    pytest_runtest_makereport`), and pytest runs it from there."""
+    outcome = yield
+    report = outcome.get_result()
+    if call.excinfo is None:
+        return
+    unexpected(item, call, report)

@@ -90,17 +90,19 @@ mvn_cached() {
 	mvn -B -q -Dmaven.repo.local="$INTEROP_CACHE/m2" "$@"
 }
 
-# interop_venv: a virtualenv in the cache with interop/python/requirements.txt
-# installed (re-installed only when that file changes); prints its python.
+# interop_venv [NAME REQUIREMENTS]: a virtualenv in the cache with a
+# suite's requirements file installed (re-installed only when that file
+# changes, keyed by its hash); prints its python. Without arguments:
+# interop/python/requirements.txt. Fails when the install fails.
 interop_venv() {
-	local req="$INTEROP_ROOT/python/requirements.txt"
+	local name=${1:-} req=${2:-$INTEROP_ROOT/python/requirements.txt}
 	local sum venv
 	sum=$(sha256sum "$req" | cut -c1-12)
-	venv="$INTEROP_CACHE/venv-$sum"
+	venv="$INTEROP_CACHE/venv-${name:+$name-}$sum"
 	if [ ! -e "$venv/.complete" ]; then
 		rm -rf "$venv"
-		python3 -m venv "$venv" >&2
-		"$venv/bin/python" -m pip install -q --cache-dir "$INTEROP_CACHE/pip" -r "$req" >&2
+		python3 -m venv "$venv" >&2 || return 1
+		"$venv/bin/python" -m pip install -q --cache-dir "$INTEROP_CACHE/pip" -r "$req" >&2 || return 1
 		touch "$venv/.complete"
 	fi
 	echo "$venv/bin/python"

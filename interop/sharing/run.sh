@@ -27,29 +27,13 @@ mkdir -p "$SH_WORK"
 unset LAKEGATE_SHARING_URI LAKEGATE_SHARING_PROFILE LAKEGATE_SHARING_OTHER_TOKEN
 export INTEROP_WORK PYTHONDONTWRITEBYTECODE=1
 
-# sharing_venv: a virtualenv in the cache with this suite's
-# requirements.txt (re-installed only when that file changes); prints its
-# python. (lib.sh's interop_venv is interop/python's.)
-sharing_venv() {
-	local req="$HERE/requirements.txt" sum venv
-	sum=$(sha256sum "$req" | cut -c1-12)
-	venv="$INTEROP_CACHE/venv-sharing-$sum"
-	if [ ! -e "$venv/.complete" ]; then
-		rm -rf "$venv"
-		python3 -m venv "$venv" >&2 || return 1
-		"$venv/bin/python" -m pip install -q --cache-dir "$INTEROP_CACHE/pip" -r "$req" >&2 || return 1
-		touch "$venv/.complete"
-	fi
-	echo "$venv/bin/python"
-}
-
 random_hex() { head -c "$1" /dev/urandom | od -An -tx1 | tr -d ' \n'; }
 
 started=$SECONDS
 rc=0
 echo "sharing: building lakegate and the virtualenv" >&2
 build_lakegate || exit 1
-PY=$(sharing_venv) || exit 1
+PY=$(interop_venv sharing "$HERE/requirements.txt") || exit 1
 echo "sharing: ready after $((SECONDS - started))s" >&2
 
 if (exec 3<>"/dev/tcp/127.0.0.1/$PORT_SHARING") 2>/dev/null; then

@@ -28,26 +28,11 @@ mkdir -p "$UC_WORK"
 unset LAKEGATE_UC_URI LAKEGATE_UC_WAREHOUSE
 export INTEROP_WORK PYTHONDONTWRITEBYTECODE=1
 
-# uc_venv: a virtualenv in the cache with this suite's requirements.txt
-# (re-installed only when that file changes); prints its python.
-uc_venv() {
-	local req="$HERE/requirements.txt" sum venv
-	sum=$(sha256sum "$req" | cut -c1-12)
-	venv="$INTEROP_CACHE/venv-uc-$sum"
-	if [ ! -e "$venv/.complete" ]; then
-		rm -rf "$venv"
-		python3 -m venv "$venv" >&2 || return 1
-		"$venv/bin/python" -m pip install -q --cache-dir "$INTEROP_CACHE/pip" -r "$req" >&2 || return 1
-		touch "$venv/.complete"
-	fi
-	echo "$venv/bin/python"
-}
-
 started=$SECONDS
 rc=0
 echo "uc: building lakegate and the virtualenv" >&2
 build_lakegate || exit 1
-PY=$(uc_venv) || exit 1
+PY=$(interop_venv uc "$HERE/requirements.txt") || exit 1
 echo "uc: ready after $((SECONDS - started))s" >&2
 
 if (exec 3<>"/dev/tcp/127.0.0.1/$PORT_UC") 2>/dev/null; then

@@ -10,8 +10,11 @@ test_conformance.py's CASES start with it). Exits 1 when something failed
 or the report is missing or has no test."""
 
 import re
+import os
 import sys
-import xml.etree.ElementTree as ET
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import junit_summary  # noqa: E402  (interop/junit_summary.py)
 
 # Longest prefix first.
 PREFIXES = [
@@ -42,33 +45,8 @@ def group(case):
 
 
 def main():
-    path = sys.argv[1]
-    try:
-        root = ET.parse(path).getroot()
-    except (OSError, ET.ParseError) as e:
-        print(f"uc/conformance: no report ({e})")
-        return 1
-    counts = {}
-    for case in root.iter("testcase"):
-        c = counts.setdefault(group(case), {"passed": 0, "failed": 0, "skipped": 0, "xfailed": 0})
-        skipped = case.find("skipped")
-        if case.find("failure") is not None or case.find("error") is not None:
-            c["failed"] += 1
-        elif skipped is not None and skipped.get("type") == "pytest.xfail":
-            c["xfailed"] += 1
-        elif skipped is not None:
-            c["skipped"] += 1
-        else:
-            c["passed"] += 1
-    total = {k: sum(c[k] for c in counts.values()) for k in ("passed", "failed", "skipped", "xfailed")}
-    for g in [op for _, op in PREFIXES] + ["spec readings", "other"]:
-        if g in counts:
-            c = counts[g]
-            print(f"  uc[{g}]  {c['passed']} passed  {c['failed']} failed  {c['skipped']} skipped"
-                  f"  {c['xfailed']} xfailed")
-    skipped = total["skipped"] + total["xfailed"]
-    print(f"uc/conformance: {total['passed']} passed, {total['failed']} failed, {skipped} skipped")
-    return 1 if total["failed"] or not sum(total.values()) else 0
+    return junit_summary.summarize("uc/conformance", "uc", sys.argv[1], group,
+                                   [op for _, op in PREFIXES] + ["spec readings", "other"])
 
 
 if __name__ == "__main__":
