@@ -108,6 +108,25 @@ interop_venv() {
 	echo "$venv/bin/python"
 }
 
+# run_pytest LABEL DIR TESTFILE XML OUT PY: runs one pytest file in DIR
+# with JUnit XML, prints the failures' reasons and the short summary (one
+# line per test), and returns 0 when pytest ran (all passed or some
+# failed: the summary judges), 1 when pytest itself broke.
+run_pytest() {
+	local label=$1 dir=$2 file=$3 xml=$4 out=$5 py=$6 t0=$SECONDS prc
+	rm -f "$xml"
+	echo "--- $label" >&2
+	(cd "$dir" && nice -n 10 "$py" -m pytest -rA -p no:cacheprovider --tb=short \
+		--junitxml="$xml" -o junit_family=xunit2 "$file") >"$out" 2>&1
+	prc=$?
+	sed -n '/^=* FAILURES =*$/,/^=* \(warnings summary\|PASSES\|short test summary info\) =*$/p' "$out" | sed '$d'
+	sed -n '/^=* short test summary info =*$/,$p' "$out"
+	echo "  $label took $((SECONDS - t0))s; output: $out" >&2
+	case $prc in 0 | 1) return 0 ;; esac
+	echo "$label: pytest exited $prc" >&2
+	return 1
+}
+
 # report LINE: prints a suite's summary line ("java/embedded: 10 passed,
 # 0 failed, 2 skipped") and appends it to $INTEROP_WORK/summary.txt, which
 # interop/run and .ci/run print at the end.

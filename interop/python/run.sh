@@ -165,22 +165,13 @@ fi
 
 # --- the suites, one after the other (one Spark JVM at a time)
 run_suite() {
-	local suite=$1 t0=$SECONDS xml="$PY_WORK/$1.xml" out="$PY_WORK/$1.out" prc
-	rm -f "$xml" "$PY_WORK/summary-$suite.txt"
-	echo "--- python/$suite" >&2
-	(cd "$HERE" && nice -n 10 "$PY" -m pytest -rA -p no:cacheprovider --tb=short \
-		--junitxml="$xml" -o junit_family=xunit2 "test_$suite.py") >"$out" 2>&1
-	prc=$?
-	# The short summary (one line per test) and the failures' reasons.
-	sed -n '/^=* FAILURES =*$/,/^=* \(warnings summary\|PASSES\|short test summary info\) =*$/p' "$out" | sed '$d'
-	sed -n '/^=* short test summary info =*$/,$p' "$out"
-	echo "  python/$suite took $((SECONDS - t0))s; output: $out" >&2
+	local suite=$1 xml="$PY_WORK/$1.xml"
+	rm -f "$PY_WORK/summary-$suite.txt"
+	run_pytest "python/$suite" "$HERE" "test_$suite.py" "$xml" "$PY_WORK/$suite.out" "$PY" || rc=1
 	if ! "$PY" "$HERE/summarize.py" "$suite" "$xml" >"$PY_WORK/summary-$suite.txt"; then
 		rc=1
 	fi
 	cat "$PY_WORK/summary-$suite.txt"
-	# pytest: 0 all passed, 1 some failed, 5 none collected; else it broke.
-	case $prc in 0 | 1) ;; *) echo "python/$suite: pytest exited $prc" >&2; rc=1 ;; esac
 }
 
 for suite in $SUITES; do

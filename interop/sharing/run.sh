@@ -62,22 +62,11 @@ fi
 export LAKEGATE_SHARING_URI="http://127.0.0.1:$PORT_SHARING" LAKEGATE_SHARING_PROFILE="$PROFILE" \
 	LAKEGATE_SHARING_OTHER_TOKEN="$OTHER_TOKEN"
 
-t0=$SECONDS
-xml=$SH_WORK/pandas.xml out=$SH_WORK/pandas.out
-rm -f "$xml"
-echo "--- sharing/pandas" >&2
-(cd "$HERE" && nice -n 10 "$PY" -m pytest -rA -p no:cacheprovider --tb=short \
-	--junitxml="$xml" -o junit_family=xunit2 test_pandas.py) >"$out" 2>&1
-prc=$?
-# The failures' reasons, then the short summary (one line per test).
-sed -n '/^=* FAILURES =*$/,/^=* \(warnings summary\|PASSES\|short test summary info\) =*$/p' "$out" | sed '$d'
-sed -n '/^=* short test summary info =*$/,$p' "$out"
-echo "  sharing/pandas took $((SECONDS - t0))s; output: $out" >&2
+xml=$SH_WORK/pandas.xml
+run_pytest sharing/pandas "$HERE" test_pandas.py "$xml" "$SH_WORK/pandas.out" "$PY" || rc=1
 if ! "$PY" "$HERE/summarize.py" pandas "$xml" >"$SH_WORK/summary-pandas.txt"; then
 	rc=1
 fi
-# pytest: 0 all passed, 1 some failed; anything else means it broke.
-case $prc in 0 | 1) ;; *) echo "sharing/pandas: pytest exited $prc" >&2; rc=1 ;; esac
 echo "sharing: took $((SECONDS - started))s" >&2
 sed '$d' "$SH_WORK/summary-pandas.txt"
 report "$(tail -n 1 "$SH_WORK/summary-pandas.txt" 2>/dev/null || echo "sharing/pandas: did not run")"

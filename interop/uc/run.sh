@@ -50,22 +50,11 @@ fi
 export LAKEGATE_UC_URI="http://127.0.0.1:$PORT_UC" \
 	LAKEGATE_UC_WAREHOUSE="$INTEROP_WORK/data-uc/local/warehouse"
 
-t0=$SECONDS
-xml=$UC_WORK/conformance.xml out=$UC_WORK/conformance.out
-rm -f "$xml"
-echo "--- uc/conformance" >&2
-(cd "$HERE" && nice -n 10 "$PY" -m pytest -rA -p no:cacheprovider --tb=short \
-	--junitxml="$xml" -o junit_family=xunit2 test_conformance.py) >"$out" 2>&1
-prc=$?
-# The failures' reasons, then the short summary (one line per test).
-sed -n '/^=* FAILURES =*$/,/^=* \(warnings summary\|PASSES\|short test summary info\) =*$/p' "$out" | sed '$d'
-sed -n '/^=* short test summary info =*$/,$p' "$out"
-echo "  uc/conformance took $((SECONDS - t0))s; output: $out" >&2
+xml=$UC_WORK/conformance.xml
+run_pytest uc/conformance "$HERE" test_conformance.py "$xml" "$UC_WORK/conformance.out" "$PY" || rc=1
 if ! "$PY" "$HERE/summarize.py" "$xml" >"$UC_WORK/summary.txt"; then
 	rc=1
 fi
-# pytest: 0 all passed, 1 some failed; anything else means it broke.
-case $prc in 0 | 1) ;; *) echo "uc/conformance: pytest exited $prc" >&2; rc=1 ;; esac
 echo "uc: took $((SECONDS - started))s" >&2
 sed '$d' "$UC_WORK/summary.txt"
 report "$(tail -n 1 "$UC_WORK/summary.txt" 2>/dev/null || echo "uc/conformance: did not run")"
