@@ -9,12 +9,13 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
-	"github.com/lakegate/lakegate/duration"
 	"slices"
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
+
+	"github.com/lakegate/lakegate/duration"
 )
 
 // Client is an OAuth2 client allowed to use the client-credentials grant.

@@ -3,7 +3,6 @@ package identity_test
 import (
 	"encoding/json"
 	"errors"
-	"github.com/lakegate/lakegate/duration"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lakegate/lakegate/duration"
 	"github.com/lakegate/lakegate/identity"
 )
 

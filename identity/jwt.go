@@ -3,12 +3,13 @@ package identity
 import (
 	"errors"
 	"fmt"
-	"github.com/lakegate/lakegate/duration"
 	"net/http"
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
+
+	"github.com/lakegate/lakegate/duration"
 )
 
 // JWTConfig configures validation of bearer JWTs issued by an external IdP.

@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
-	"github.com/lakegate/lakegate/duration"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -16,6 +15,7 @@ import (
 
 	jose "github.com/go-jose/go-jose/v4"
 
+	"github.com/lakegate/lakegate/duration"
 	"github.com/lakegate/lakegate/identity"
 )
 

@@ -6,13 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/lakegate/lakegate/duration"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/open-policy-agent/opa/v1/topdown"
 	"go.uber.org/zap"
+
+	"github.com/lakegate/lakegate/duration"
 )
 
 // Config selects the policy directory and the package to query.

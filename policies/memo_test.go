@@ -3,12 +3,13 @@ package policies
 import (
 	"context"
 	"fmt"
-	"github.com/lakegate/lakegate/duration"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
+
+	"github.com/lakegate/lakegate/duration"
 )
 
 // A deterministic policy's decisions are memoized by input; a reloaded

@@ -5,9 +5,9 @@ package upstream
 
 import (
 	"context"
-	"github.com/lakegate/lakegate/duration"
 	"net/http"
 
+	"github.com/lakegate/lakegate/duration"
 	"github.com/lakegate/lakegate/upstream/icerest"
 )
 

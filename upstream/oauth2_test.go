@@ -2,7 +2,6 @@ package upstream_test
 
 import (
 	"context"
-	"github.com/lakegate/lakegate/duration"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lakegate/lakegate/duration"
 	"github.com/lakegate/lakegate/upstream"
 	"github.com/lakegate/lakegate/upstream/embedded"
 	"github.com/lakegate/lakegate/upstream/embedded/embeddedtest"

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/lakegate/lakegate/caller"
 	"io"
 	"net"
 	"net/http"
@@ -22,6 +21,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/lakegate/lakegate/caller"
 	"github.com/lakegate/lakegate/upstream/icerest"
 )
 

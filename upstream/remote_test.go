@@ -2,7 +2,6 @@ package upstream_test
 
 import (
 	"encoding/json"
-	"github.com/lakegate/lakegate/duration"
 	"io"
 	"net"
 	"net/http"
@@ -16,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lakegate/lakegate/duration"
 	"github.com/lakegate/lakegate/upstream"
 	"github.com/lakegate/lakegate/upstream/icerest"
 )

@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"github.com/lakegate/lakegate/duration"
 	"io"
 	"net/http"
 	"strconv"
@@ -18,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/lakegate/lakegate/cache/replay"
+	"github.com/lakegate/lakegate/duration"
 	"github.com/lakegate/lakegate/upstream/icerest"
 )
 

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"github.com/lakegate/lakegate/duration"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/lakegate/lakegate/cache/redistest"
 	"github.com/lakegate/lakegate/cache/replay"
+	"github.com/lakegate/lakegate/duration"
 	"github.com/lakegate/lakegate/upstream"
 	"github.com/lakegate/lakegate/upstream/icerest"
 )

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"github.com/lakegate/lakegate/duration"
 	"io"
 	"net/http"
 	"slices"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lakegate/lakegate/cache"
+	"github.com/lakegate/lakegate/duration"
 	"github.com/lakegate/lakegate/upstream/icerest"
 )
 

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"encoding/json"
-	"github.com/lakegate/lakegate/duration"
 	"strconv"
 
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
@@ -10,6 +9,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/dustin/go-humanize"
 
+	"github.com/lakegate/lakegate/duration"
 	"github.com/lakegate/lakegate/upstream"
 	"github.com/lakegate/lakegate/upstream/embedded"
 )

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/lakegate/lakegate/caller"
 	"io"
 	"net/http"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
+	"github.com/lakegate/lakegate/caller"
 	"github.com/lakegate/lakegate/identity"
 	"github.com/lakegate/lakegate/policies"
 	"github.com/lakegate/lakegate/translate/delta"

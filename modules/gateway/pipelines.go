@@ -3,11 +3,11 @@ package gateway
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/lakegate/lakegate/caller"
 	"io"
 	"net/http"
 	"net/url"
 
+	"github.com/lakegate/lakegate/caller"
 	"github.com/lakegate/lakegate/translate"
 	"github.com/lakegate/lakegate/upstream"
 	"github.com/lakegate/lakegate/upstream/icerest"

@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/lakegate/lakegate/caller"
 	"net/http"
 	"net/url"
 	"strings"
 
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/lakegate/lakegate/caller"
 	"github.com/lakegate/lakegate/translate"
 )
 

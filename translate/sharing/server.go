@@ -6,13 +6,13 @@ package sharing
 import (
 	"context"
 	"encoding/json"
-	"github.com/lakegate/lakegate/caller"
 	"net/http"
 	"time"
 
 	"github.com/apache/iceberg-go/table"
 	"go.uber.org/zap"
 
+	"github.com/lakegate/lakegate/caller"
 	"github.com/lakegate/lakegate/translate"
 	"github.com/lakegate/lakegate/translate/sharing/fileurl"
 )

@@ -3,9 +3,9 @@ package embedded
 import (
 	"errors"
 	"fmt"
-	"github.com/lakegate/lakegate/duration"
 	"net/http"
 
+	"github.com/lakegate/lakegate/duration"
 	"github.com/lakegate/lakegate/identity"
 	"github.com/lakegate/lakegate/upstream/icerest"
 )
