@@ -6,8 +6,8 @@
 package delta
 
 import (
+	"github.com/lakegate/lakegate/apierror"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 )
@@ -33,18 +33,13 @@ const (
 	NotImplemented            = "NotImplementedException"
 )
 
-// Error is an error in the Delta API model: {"error":{"message","type","code"}}.
-type Error struct {
-	Message string `json:"message"`
-	Type    string `json:"type"`
-	Code    int    `json:"code"`
-}
-
-func (e *Error) Error() string { return fmt.Sprintf("%d %s: %s", e.Code, e.Type, e.Message) }
+// Error is an error in the Delta API model: {"error":{"message","type","code"}}
+// (the shared skeleton).
+type Error = apierror.Error
 
 // Errorf builds an *Error with a formatted message.
 func Errorf(code int, typ, format string, args ...any) *Error {
-	return &Error{Code: code, Type: typ, Message: fmt.Sprintf(format, args...)}
+	return apierror.Errorf(code, typ, format, args...)
 }
 
 func badRequest(format string, args ...any) *Error {
@@ -62,11 +57,9 @@ func notImplemented(format string, args ...any) *Error {
 // AsError turns any error into a Delta API error; an error that is not
 // one already is a server-side problem.
 func AsError(err error) *Error {
-	var e *Error
-	if errors.As(err, &e) {
-		return e
-	}
-	return Errorf(http.StatusInternalServerError, InternalServerError, "%v", err)
+	return apierror.As(err, func(err error) *Error {
+		return Errorf(http.StatusInternalServerError, InternalServerError, "%v", err)
+	})
 }
 
 // WriteError writes err in the Delta error model; HEAD answers carry no body.

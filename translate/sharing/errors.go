@@ -1,8 +1,8 @@
 package sharing
 
 import (
+	"github.com/lakegate/lakegate/apierror"
 	"encoding/json"
-	"fmt"
 	"net/http"
 )
 
@@ -19,18 +19,21 @@ const (
 	CodeFeatureNotAllowed = "FEATURE_NOT_SUPPORTED"
 )
 
-// Error is a Delta Sharing error: {"errorCode","message"} with a status.
-type Error struct {
-	Status  int    `json:"-"`
-	Code    string `json:"errorCode"`
-	Message string `json:"message"`
+// Error is a Delta Sharing error (the shared skeleton): Code is the HTTP
+// status and Type the protocol's errorCode; it is written as
+// {"errorCode","message"}.
+type Error = apierror.Error
+
+// Errorf builds an Error with status and errorCode code.
+func Errorf(status int, code, format string, args ...any) *Error {
+	return apierror.Errorf(status, code, format, args...)
 }
 
-func (e *Error) Error() string { return e.Code + ": " + e.Message }
-
-// Errorf builds an Error.
-func Errorf(status int, code, format string, args ...any) *Error {
-	return &Error{Status: status, Code: code, Message: fmt.Sprintf(format, args...)}
+// AsError is the Sharing error err wraps; any other error is a 500.
+func AsError(err error) *Error {
+	return apierror.As(err, func(err error) *Error {
+		return Errorf(http.StatusInternalServerError, CodeInternal, "%v", err)
+	})
 }
 
 func badParam(format string, args ...any) *Error {
@@ -41,9 +44,13 @@ func notFound(format string, args ...any) *Error {
 	return Errorf(http.StatusNotFound, CodeNotFound, format, args...)
 }
 
-// WriteError answers with e in the protocol's error model.
-func WriteError(w http.ResponseWriter, e *Error) {
+// WriteError answers with err in the protocol's error model.
+func WriteError(w http.ResponseWriter, err error) {
+	e := AsError(err)
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(e.Status)
-	_ = json.NewEncoder(w).Encode(e)
+	w.WriteHeader(e.Code)
+	_ = json.NewEncoder(w).Encode(struct {
+		ErrorCode string `json:"errorCode"`
+		Message   string `json:"message"`
+	}{e.Type, e.Message})
 }

@@ -58,8 +58,8 @@ func TestParseRoute(t *testing.T) {
 	for _, c := range bad {
 		_, err := ParseRoute(c.method, c.path)
 		require.NotNil(t, err, "%s %s", c.method, c.path)
-		assert.Equal(t, c.status, err.Status, "%s %s", c.method, c.path)
-		assert.Equal(t, c.code, err.Code, "%s %s", c.method, c.path)
+		assert.Equal(t, c.status, err.Code, "%s %s", c.method, c.path)
+		assert.Equal(t, c.code, err.Type, "%s %s", c.method, c.path)
 	}
 }
 
@@ -79,7 +79,7 @@ func TestParseCapabilities(t *testing.T) {
 	for _, h := range []string{"responseformat=csv", "responseformat=delta,json"} {
 		_, err := ParseCapabilities(h)
 		require.NotNil(t, err, h)
-		assert.Equal(t, CodeInvalidParameter, err.Code)
+		assert.Equal(t, CodeInvalidParameter, err.Type)
 	}
 	for _, h := range []string{";;;", "=", "includeendstreamaction", "unknown=1", "responseformat="} {
 		_, err := ParseCapabilities(h)
@@ -132,12 +132,12 @@ func TestParseQuery(t *testing.T) {
 	for _, c := range bad {
 		_, err := ParseQuery(strings.NewReader(c.body))
 		require.NotNil(t, err, c.body)
-		assert.Equal(t, c.code, err.Code, c.body)
-		assert.Equal(t, http.StatusBadRequest, err.Status, c.body)
+		assert.Equal(t, c.code, err.Type, c.body)
+		assert.Equal(t, http.StatusBadRequest, err.Code, c.body)
 	}
 	_, err = ParseQuery(strings.NewReader(`{"predicateHints":["` + strings.Repeat("x", maxQueryBody) + `"]}`))
 	require.NotNil(t, err)
-	assert.Equal(t, http.StatusRequestEntityTooLarge, err.Status)
+	assert.Equal(t, http.StatusRequestEntityTooLarge, err.Code)
 }
 
 func TestParseChanges(t *testing.T) {
@@ -160,7 +160,7 @@ func TestParseChanges(t *testing.T) {
 	for _, q := range bad {
 		_, err := ParseChanges(q)
 		require.NotNil(t, err, "%v", q)
-		assert.Equal(t, CodeInvalidParameter, err.Code, "%v", q)
+		assert.Equal(t, CodeInvalidParameter, err.Type, "%v", q)
 	}
 }
 
@@ -174,7 +174,7 @@ func TestParsePage(t *testing.T) {
 	for _, v := range []string{"-1", "x", "1.5", "2147483648"} {
 		_, err := ParsePage(url.Values{"maxResults": {v}})
 		require.NotNil(t, err, v)
-		assert.Equal(t, CodeInvalidParameter, err.Code)
+		assert.Equal(t, CodeInvalidParameter, err.Type)
 	}
 }
 
@@ -204,8 +204,8 @@ func FuzzParseQuery(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body string) {
 		q, err := ParseQuery(strings.NewReader(body))
 		if err != nil {
-			if err.Status != http.StatusBadRequest && err.Status != http.StatusRequestEntityTooLarge {
-				t.Fatalf("status %d for %q", err.Status, body)
+			if err.Code != http.StatusBadRequest && err.Code != http.StatusRequestEntityTooLarge {
+				t.Fatalf("status %d for %q", err.Code, body)
 			}
 			return
 		}
@@ -241,7 +241,7 @@ func TestParseFileIDHash(t *testing.T) {
 	for _, bad := range []string{"md5", "parquet,delta", "json", "delta;x"} {
 		_, err := ParseFileIDHash(bad)
 		if assert.NotNil(t, err, bad) {
-			assert.Equal(t, 400, err.Status)
+			assert.Equal(t, 400, err.Code)
 		}
 	}
 }

@@ -55,7 +55,7 @@ func (s *Server) open(ctx context.Context, req Request) (*loaded, history, *Erro
 		return nil, nil, err
 	}
 	l, err := s.load(ctx, t)
-	if err != nil && err.Status == http.StatusNotFound && t.guessed {
+	if err != nil && err.Code == http.StatusNotFound && t.guessed {
 		// Not under the name as spelled: find it case-insensitively.
 		sh, sc, serr := s.schema(ctx, req)
 		if serr != nil {

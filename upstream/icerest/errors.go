@@ -4,8 +4,8 @@
 package icerest
 
 import (
+	"github.com/lakegate/lakegate/apierror"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"strings"
 )
@@ -34,26 +34,25 @@ const (
 )
 
 // Error is an error in the Iceberg REST error model:
-// {"error":{"message":..,"type":..,"code":..}}.
-type Error struct {
-	Code    int    `json:"code"`
-	Type    string `json:"type"`
-	Message string `json:"message"`
-	// Allow lists the methods a 405 answer allows; WriteError sends it as
-	// the Allow header, as HTTP requires of a 405.
-	Allow []string `json:"-"`
-}
-
-func (e *Error) Error() string { return fmt.Sprintf("%d %s: %s", e.Code, e.Type, e.Message) }
+// {"error":{"message":..,"type":..,"code":..}} (the shared skeleton).
+type Error = apierror.Error
 
 // Errorf builds an *Error with a formatted message.
 func Errorf(code int, typ, format string, args ...any) *Error {
-	return &Error{Code: code, Type: typ, Message: fmt.Sprintf(format, args...)}
+	return apierror.Errorf(code, typ, format, args...)
 }
 
-// WriteError writes e in the Iceberg error model. HEAD responses carry no
-// body, as HTTP requires.
-func WriteError(w http.ResponseWriter, r *http.Request, e *Error) {
+// AsError is the Iceberg error err wraps; any other error is a 500.
+func AsError(err error) *Error {
+	return apierror.As(err, func(err error) *Error {
+		return Errorf(http.StatusInternalServerError, InternalServerError, "%v", err)
+	})
+}
+
+// WriteError writes err in the Iceberg error model. HEAD responses carry
+// no body, as HTTP requires.
+func WriteError(w http.ResponseWriter, r *http.Request, err error) {
+	e := AsError(err)
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	if len(e.Allow) > 0 {
