@@ -6,10 +6,11 @@
 package delta
 
 import (
-	"github.com/lakegate/lakegate/apierror"
 	"encoding/json"
 	"fmt"
 	"net/http"
+
+	"github.com/lakegate/lakegate/apierror"
 )
 
 // Error types of the UC Delta API (DeltaErrorType in uc-delta-api.yaml).

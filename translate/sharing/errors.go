@@ -1,9 +1,10 @@
 package sharing
 
 import (
-	"github.com/lakegate/lakegate/apierror"
 	"encoding/json"
 	"net/http"
+
+	"github.com/lakegate/lakegate/apierror"
 )
 
 // Error codes of the reference Delta Sharing server.

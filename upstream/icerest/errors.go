@@ -4,10 +4,11 @@
 package icerest
 
 import (
-	"github.com/lakegate/lakegate/apierror"
 	"encoding/json"
 	"net/http"
 	"strings"
+
+	"github.com/lakegate/lakegate/apierror"
 )
 
 // Exception type names from the Iceberg REST spec's error model.
