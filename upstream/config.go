@@ -56,8 +56,10 @@ type RemoteConfig struct {
 	Warehouse string `json:"warehouse,omitempty"`
 	// Prefix overrides the prefix the backend's /v1/config returns.
 	Prefix string `json:"prefix,omitempty"`
-	Auth   Auth   `json:"auth,omitzero"`
-	TLS    TLS    `json:"tls,omitzero"`
+	// Auth is how lakegate authenticates to the backend (default: none).
+	Auth Auth `json:"auth,omitzero"`
+	// TLS configures the connection (default: system roots, verified).
+	TLS TLS `json:"tls,omitzero"`
 	// ConnectTimeout bounds dialing (default 5s).
 	ConnectTimeout duration.Duration `json:"connect_timeout,omitempty"`
 	// ResponseHeaderTimeout bounds the wait for the backend's response
@@ -71,7 +73,8 @@ type RemoteConfig struct {
 	// write that runs out of time may have been applied:
 	// CommitStateUnknownException.
 	WriteTimeout duration.Duration `json:"write_timeout,omitempty"`
-	Breaker      Breaker           `json:"breaker,omitzero"`
+	// Breaker is the backend's circuit breaker (default: 5 failures, 10s open).
+	Breaker Breaker `json:"breaker,omitzero"`
 	// ConfigTTL is how long the backend's /v1/config is cached (default 5m).
 	ConfigTTL duration.Duration `json:"config_ttl,omitempty"`
 }
@@ -87,6 +90,8 @@ const (
 
 // Auth is how lakegate authenticates to the backend.
 type Auth struct {
+	// Mode is none (the default), bearer, passthrough (the client's own
+	// Authorization header), oauth2 (client credentials) or sigv4.
 	Mode string `json:"mode,omitempty"`
 	// Token is the static bearer token (bearer mode).
 	Token string `json:"token,omitempty"`
@@ -96,7 +101,7 @@ type Auth struct {
 	ClientSecret string `json:"client_secret,omitempty"`
 	Scope        string `json:"scope,omitempty"`
 	// SigV4 (AWS Glue / S3 Tables). Without keys the default AWS credential
-	// chain is used.
+	// chain is used. Region and Service (glue or s3tables) are required.
 	Region          string `json:"region,omitempty"`
 	Service         string `json:"service,omitempty"`
 	AccessKeyID     string `json:"access_key_id,omitempty"`
@@ -106,8 +111,12 @@ type Auth struct {
 
 // TLS options for the connection to the backend.
 type TLS struct {
-	InsecureSkipVerify bool   `json:"insecure_skip_verify,omitempty"`
-	CAFile             string `json:"ca_file,omitempty"`
+	// InsecureSkipVerify skips verifying the backend's certificate
+	// (default false; for tests only).
+	InsecureSkipVerify bool `json:"insecure_skip_verify,omitempty"`
+	// CAFile is a PEM bundle to verify the backend with instead of the
+	// system roots (default: system roots).
+	CAFile string `json:"ca_file,omitempty"`
 }
 
 // Breaker configures the backend's circuit breaker.
