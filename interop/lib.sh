@@ -45,6 +45,16 @@ interop_cleanup() {
 	INTEROP_PIDS=()
 }
 
+# port_free PORT WHAT: fails when something already listens there (a
+# leftover from an earlier run would otherwise answer in place of a fresh
+# server).
+port_free() {
+	if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then
+		echo "127.0.0.1:$1 is already in use ($2); stop it or pick another INTEROP_PORT_BASE" >&2
+		return 1
+	fi
+}
+
 # wait_port PORT [SECONDS] [LOGFILE]: waits until 127.0.0.1:PORT accepts.
 wait_port() {
 	local port=$1 secs=${2:-60} log=${3:-} i

@@ -64,15 +64,6 @@ say() {
 	if declare -F report >/dev/null; then report "$*"; else echo "$*"; fi
 }
 
-# port_free PORT WHAT: fails when something already listens there (a leftover
-# from an earlier run would otherwise answer in place of a fresh backend).
-port_free() {
-	if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then
-		echo "127.0.0.1:$1 is already in use ($2); stop it or pick another INTEROP_PORT_BASE" >&2
-		return 1
-	fi
-}
-
 # run_suites TARGET BACKEND URI WAREHOUSE LOCATION [NAME=VALUE ...]: both
 # suites in one test JVM, then the summary of their reports. Each NAME=VALUE
 # becomes -Dlakegate.NAME=VALUE: catalog.KEY=VALUE is a client catalog

@@ -148,13 +148,6 @@ _nessie_stop_leftover() {
 	fi
 }
 
-_nessie_port_free() {
-	if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then
-		echo "127.0.0.1:$1 is already in use ($2 cannot start); pick another INTEROP_PORT_BASE" >&2
-		return 1
-	fi
-}
-
 _nessie_alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null; }
 
 # nessie_new_bucket NAME: creates an empty bucket in the object store.
@@ -172,7 +165,7 @@ start_s3() {
 	moto=$(nessie_moto) || return 1
 	mkdir -p "$NESSIE_RUN"
 	_nessie_stop_leftover s3 "moto_server -H 127.0.0.1 -p $PORT_S3"
-	_nessie_port_free "$PORT_S3" "the S3 object store" || return 1
+	port_free "$PORT_S3" "the S3 object store" || return 1
 	# exec: the recorded pid is moto's own, so interop_cleanup ends it.
 	(exec "$moto" -H 127.0.0.1 -p "$PORT_S3" >"$NESSIE_RUN/s3.log" 2>&1) &
 	NESSIE_S3_PID=$!
@@ -193,8 +186,8 @@ start_nessie() {
 	nessie_fetch || return 1
 	mkdir -p "$NESSIE_RUN"
 	_nessie_stop_leftover nessie "quarkus.http.port=$PORT_NESSIE .*nessie-quarkus-"
-	_nessie_port_free "$PORT_NESSIE" Nessie || return 1
-	_nessie_port_free "$PORT_NESSIE_MGMT" "Nessie management" || return 1
+	port_free "$PORT_NESSIE" Nessie || return 1
+	port_free "$PORT_NESSIE_MGMT" "Nessie management" || return 1
 	start_s3 || return 1
 	props=(
 		-Dquarkus.http.host=127.0.0.1

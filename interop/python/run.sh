@@ -61,13 +61,6 @@ unset LAKEGATE_EMBEDDED_URI LAKEGATE_REFSERVER_URI LAKEGATE_REFSERVER_WAREHOUSE 
 	LAKEGATE_NESSIE_URI LAKEGATE_NESSIE_WAREHOUSE LAKEGATE_NESSIE_PROPS LAKEGATE_POLICY_URI
 export INTEROP_WORK PYTHONDONTWRITEBYTECODE=1
 
-port_free() {
-	if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then
-		echo "127.0.0.1:$1 is already in use ($2); stop it or pick another INTEROP_PORT_BASE" >&2
-		return 1
-	fi
-}
-
 started=$SECONDS
 rc=0
 NOT_RUN=()

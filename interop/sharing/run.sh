@@ -36,8 +36,7 @@ build_lakegate || exit 1
 PY=$(interop_venv sharing "$HERE/requirements.txt") || exit 1
 echo "sharing: ready after $((SECONDS - started))s" >&2
 
-if (exec 3<>"/dev/tcp/127.0.0.1/$PORT_SHARING") 2>/dev/null; then
-	echo "127.0.0.1:$PORT_SHARING is already in use; stop it or pick another INTEROP_PORT_BASE" >&2
+if ! port_free "$PORT_SHARING" lakegate; then
 	report "sharing/pandas: did not run (port $PORT_SHARING in use)"
 	exit 1
 fi

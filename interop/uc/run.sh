@@ -35,8 +35,7 @@ build_lakegate || exit 1
 PY=$(interop_venv uc "$HERE/requirements.txt") || exit 1
 echo "uc: ready after $((SECONDS - started))s" >&2
 
-if (exec 3<>"/dev/tcp/127.0.0.1/$PORT_UC") 2>/dev/null; then
-	echo "127.0.0.1:$PORT_UC is already in use; stop it or pick another INTEROP_PORT_BASE" >&2
+if ! port_free "$PORT_UC" lakegate; then
 	report "uc/conformance: did not run (port $PORT_UC in use)"
 	exit 1
 fi
