@@ -1,8 +1,6 @@
 package gateway
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -144,11 +142,50 @@ func (h *DeltaHandler) serve(w http.ResponseWriter, r *http.Request, rt delta.Ro
 		delta.WriteError(w, r, err)
 		return
 	}
-	if err := h.authorizeTable(r, rt, p, cat, body); err != nil {
+	in, err := parseBody(rt.Op, body)
+	if err != nil {
 		delta.WriteError(w, r, err)
 		return
 	}
-	h.run(w, r, rt, body)
+	if err := h.authorizeTable(r, rt, p, cat, in); err != nil {
+		delta.WriteError(w, r, err)
+		return
+	}
+	h.run(w, r, rt, in)
+}
+
+// parsed is a request body decoded and validated once, before the policy
+// is asked: the names the policy decides on are the ones the operation
+// then uses (JSON keys match struct fields case-insensitively, so reading
+// a name from the raw body could differ from what the decoder takes).
+type parsed struct {
+	create  *delta.CreateTableRequest
+	staging *delta.StagingTableRequest
+	update  *delta.UpdateTableRequest
+	rename  *delta.RenameRequest
+	metrics *delta.MetricsRequest
+}
+
+// parseBody parses the body of the operations that carry one.
+func parseBody(op delta.Op, body []byte) (parsed, error) {
+	var in parsed
+	var err *delta.Error
+	switch op {
+	case delta.OpCreateTable:
+		in.create, err = delta.ParseCreate(body)
+	case delta.OpCreateStagingTable:
+		in.staging, err = delta.ParseStaging(body)
+	case delta.OpUpdateTable:
+		in.update, err = delta.ParseUpdate(body)
+	case delta.OpRenameTable:
+		in.rename, err = delta.ParseRename(body)
+	case delta.OpReportMetrics:
+		in.metrics, err = delta.ParseMetrics(body)
+	}
+	if err != nil {
+		return in, err // not a typed nil in the interface
+	}
+	return in, nil
 }
 
 // readBody reads a request body up to limit bytes.
@@ -170,20 +207,22 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 // authorizeTable asks the policy about every resource the operation
 // touches: both names of a rename, and write access for READ_WRITE
 // credentials (they let the caller change the table's files).
-func (h *DeltaHandler) authorizeTable(r *http.Request, rt delta.Route, p *identity.Principal, cat *catalogState, body []byte) error {
+func (h *DeltaHandler) authorizeTable(r *http.Request, rt delta.Route, p *identity.Principal, cat *catalogState, in parsed) error {
 	res := policies.Resource{Namespace: rt.Namespace, Table: rt.Table}
 	checks := []struct {
 		op  string
 		res policies.Resource
 	}{{rt.Iceberg, res}}
 	switch {
-	case rt.Op == delta.OpCreateTable || rt.Op == delta.OpCreateStagingTable:
-		checks[0].res.Table = bodyName(body, "name")
-	case rt.Op == delta.OpRenameTable:
+	case in.create != nil:
+		checks[0].res.Table = *in.create.Name
+	case in.staging != nil:
+		checks[0].res.Table = *in.staging.Name
+	case in.rename != nil:
 		checks = append(checks, struct {
 			op  string
 			res policies.Resource
-		}{rt.Iceberg, policies.Resource{Namespace: rt.Namespace, Table: bodyName(body, "new-name")}})
+		}{rt.Iceberg, policies.Resource{Namespace: rt.Namespace, Table: *in.rename.NewName}})
 	case rt.Op == delta.OpGetTableCredentials && r.URL.Query().Get("operation") == delta.ReadWrite:
 		checks = append(checks, struct {
 			op  string
@@ -209,30 +248,30 @@ func (h *DeltaHandler) authorize(r *http.Request, p *identity.Principal, cat *ca
 }
 
 // run translates an authorized table operation.
-func (h *DeltaHandler) run(w http.ResponseWriter, r *http.Request, rt delta.Route, body []byte) {
+func (h *DeltaHandler) run(w http.ResponseWriter, r *http.Request, rt delta.Route, in parsed) {
 	ctx := r.Context()
 	ref := delta.Ref{Catalog: rt.Catalog, Namespace: rt.Namespace, Name: rt.Table}
 	var out any
 	var err error
 	switch rt.Op {
 	case delta.OpCreateTable:
-		out, err = h.create(ctx, ref, body)
+		out, err = h.svc.Create(ctx, ref, in.create)
 	case delta.OpCreateStagingTable:
-		out, err = h.stage(ctx, ref, body)
+		out, err = h.svc.Stage(ctx, ref, in.staging)
 	case delta.OpLoadTable:
 		out, err = h.svc.Load(ctx, ref)
 	case delta.OpUpdateTable:
-		out, err = h.update(ctx, ref, body)
+		out, err = h.svc.Update(ctx, ref, in.update)
 	case delta.OpDeleteTable:
 		err = h.svc.Delete(ctx, ref)
 	case delta.OpTableExists:
 		err = h.svc.Exists(ctx, ref)
 	case delta.OpRenameTable:
-		err = h.rename(ctx, ref, body)
+		err = h.svc.Rename(ctx, ref, in.rename)
 	case delta.OpGetTableCredentials:
 		out, err = h.svc.Credentials(ctx, ref, r.URL.Query().Get("operation"))
 	case delta.OpReportMetrics:
-		err = h.metrics(ctx, ref, body)
+		err = h.svc.Metrics(ctx, ref, in.metrics)
 	}
 	writeResult(w, r, out, err)
 }
@@ -249,48 +288,6 @@ func writeResult(w http.ResponseWriter, r *http.Request, out any, err error) {
 		}
 		delta.WriteJSON(w, http.StatusOK, out)
 	}
-}
-
-// The body-carrying operations validate before translating. Each returns
-// a nil interface (not a typed nil) on failure.
-func (h *DeltaHandler) create(ctx context.Context, ref delta.Ref, body []byte) (any, error) {
-	req, verr := delta.ParseCreate(body)
-	if verr != nil {
-		return nil, verr
-	}
-	return h.svc.Create(ctx, ref, req)
-}
-
-func (h *DeltaHandler) stage(ctx context.Context, ref delta.Ref, body []byte) (any, error) {
-	req, verr := delta.ParseStaging(body)
-	if verr != nil {
-		return nil, verr
-	}
-	return h.svc.Stage(ctx, ref, req)
-}
-
-func (h *DeltaHandler) update(ctx context.Context, ref delta.Ref, body []byte) (any, error) {
-	req, verr := delta.ParseUpdate(body)
-	if verr != nil {
-		return nil, verr
-	}
-	return h.svc.Update(ctx, ref, req)
-}
-
-func (h *DeltaHandler) rename(ctx context.Context, ref delta.Ref, body []byte) error {
-	req, verr := delta.ParseRename(body)
-	if verr != nil {
-		return verr
-	}
-	return h.svc.Rename(ctx, ref, req)
-}
-
-func (h *DeltaHandler) metrics(ctx context.Context, ref delta.Ref, body []byte) error {
-	req, verr := delta.ParseMetrics(body)
-	if verr != nil {
-		return verr
-	}
-	return h.svc.Metrics(ctx, ref, req)
 }
 
 // serveConfig answers getConfig for ?catalog=.
@@ -394,11 +391,3 @@ var (
 	_ caddyhttp.MiddlewareHandler = (*DeltaHandler)(nil)
 )
 
-// bodyName reads a string field of a JSON body for the policy input; a
-// malformed body yields "" here and a 400 from validation after.
-func bodyName(body []byte, key string) string {
-	var m map[string]any
-	_ = json.Unmarshal(body, &m)
-	s, _ := m[key].(string)
-	return s
-}

@@ -556,3 +556,53 @@ func TestDeltaExternalSnapshotVersion(t *testing.T) {
 	assert.Equal(t, http.StatusBadRequest, code, "%v", out)
 	assert.Contains(t, errMessage(out), "add-commit is for MANAGED tables")
 }
+
+const denySecretTables = `package lakegate.nosecret
+
+decision := {"allow": false, "reason": "secret tables are denied"} if {
+	input.resource.table == "secret"
+} else := {"allow": true, "reason": "allowed"}
+
+visible contains i if some i, _ in input.items
+`
+
+// The policy decides on the name the operation uses: JSON keys match
+// case-insensitively (the last one wins), so a body naming "allowed" under
+// one spelling and "secret" under another must be decided as "secret".
+func TestDeltaPolicySeesTheParsedName(t *testing.T) {
+	ctx := context.Background()
+	policyDir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(policyDir, "nosecret.rego"), []byte(denySecretTables), 0o644))
+	base, dir := deltaGatewayWith(t, map[string]any{"policy": map[string]any{"dir": policyDir, "package": "lakegate.nosecret"}})
+	require.NoError(t, gatewayClient(t, base, "lake").CreateNamespace(ctx, table.Identifier{"sales"}, nil))
+	tables := base + deltaAPI + "/catalogs/lake/schemas/sales/tables"
+
+	body := fmt.Sprintf(`{"name":"allowed","NAME":"secret","location":"file://%s/secret","table-type":"EXTERNAL",
+		"columns":%s,"protocol":{"min-reader-version":1,"min-writer-version":2},"properties":{},"last-commit-timestamp-ms":1}`,
+		dir, eventsColumns)
+	code, out := callRaw(t, http.MethodPost, tables, body)
+	assert.Equal(t, http.StatusForbidden, code, "%v", out)
+	assert.Equal(t, "createTable: secret tables are denied", errMessage(out))
+	code, out = callRaw(t, http.MethodPost, base+deltaAPI+"/catalogs/lake/schemas/sales/staging-tables", `{"name":"ok","Name":"secret"}`)
+	assert.Equal(t, http.StatusForbidden, code, "%v", out)
+
+	code, created := createEvents(t, base, dir, "events", nil)
+	require.Equal(t, http.StatusOK, code, "%v", created)
+	code, out = callRaw(t, http.MethodPost, tables+"/events/rename", `{"new-name":"fine","New-Name":"secret"}`)
+	assert.Equal(t, http.StatusForbidden, code, "%v", out)
+	code, _ = call(t, http.MethodHead, tables+"/events", nil)
+	assert.Equal(t, http.StatusNoContent, code, "the refused rename left the table in place")
+}
+
+// callRaw sends a raw JSON body.
+func callRaw(t *testing.T, method, url, body string) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var out map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	return resp.StatusCode, out
+}
