@@ -390,4 +390,3 @@ var (
 	_ caddy.CleanerUpper          = (*DeltaHandler)(nil)
 	_ caddyhttp.MiddlewareHandler = (*DeltaHandler)(nil)
 )
-
