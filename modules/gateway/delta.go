@@ -15,7 +15,6 @@ import (
 	"github.com/lakegate/lakegate/policies"
 	"github.com/lakegate/lakegate/translate/delta"
 	"github.com/lakegate/lakegate/upstream/icerest"
-	"github.com/lakegate/lakegate/upstream/locations"
 )
 
 func init() {
@@ -310,8 +309,8 @@ func (h *DeltaHandler) serveConfig(w http.ResponseWriter, r *http.Request, rt de
 
 // serveTemporaryPath answers getTemporaryPathCredentials: the location
 // picks the configured catalog whose allowed locations contain it, the
-// policy decides (loadCredentials on the path; READ_WRITE also
-// createTable), and the catalog vends.
+// policy decides (loadCredentials and createTable on the path), and the
+// catalog vends.
 func (h *DeltaHandler) serveTemporaryPath(w http.ResponseWriter, r *http.Request, rt delta.Route, p *identity.Principal) {
 	q := r.URL.Query()
 	loc, op := q.Get("location"), q.Get("operation")
@@ -328,12 +327,10 @@ func (h *DeltaHandler) serveTemporaryPath(w http.ResponseWriter, r *http.Request
 		delta.WriteError(w, r, err)
 		return
 	}
+	// The catalog vends what it vends for a new table there, which READ
+	// cannot narrow: both operations need createTable on the path too.
 	res := policies.Resource{Namespace: src.Namespace, Location: loc}
-	ops := []string{rt.Iceberg}
-	if op == delta.ReadWrite {
-		ops = append(ops, icerest.OpCreateTable)
-	}
-	for _, iceOp := range ops {
+	for _, iceOp := range []string{rt.Iceberg, icerest.OpCreateTable} {
 		if err := h.authorize(r, p, cat, rt.Op, iceOp, res); err != nil {
 			delta.WriteError(w, r, err)
 			return
@@ -350,9 +347,8 @@ func (h *DeltaHandler) pathSource(loc string) (PathCredentialsSource, *catalogSt
 			"temporary path credentials are not configured: Iceberg catalogs vend credentials per table, so lakegate "+
 				"vends them through a catalog named in lakegate_delta's path_credentials")
 	}
-	if err := locations.Valid(loc); err != nil {
-		return PathCredentialsSource{}, nil, delta.Errorf(http.StatusBadRequest, delta.InvalidParameterValue,
-			"location %q is not an absolute storage location: %v", loc, err)
+	if err := delta.CheckLocationSyntax(loc); err != nil {
+		return PathCredentialsSource{}, nil, err
 	}
 	for _, src := range h.PathCredentials {
 		if cat, ok := h.app.catalog(src.Catalog); ok && cat.locations.Allows(loc) {

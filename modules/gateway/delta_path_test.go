@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -72,6 +73,15 @@ func TestDeltaTemporaryPathCredentials(t *testing.T) {
 	require.Equal(t, http.StatusOK, code)
 	assert.Empty(t, out["identifiers"])
 
+	// A path inside a table of the namespace would reach its files past
+	// its own policy.
+	_, err := gatewayClient(t, base, "lake").CreateTable(context.Background(), table.Identifier{"staging", "kept"},
+		embeddedtest.EventSchema, catalog.WithLocation("file://"+filepath.Join(dir, "kept")))
+	require.NoError(t, err)
+	code, out = pathCreds(t, base, "file://"+filepath.Join(dir, "kept", "data"), "READ")
+	require.Equal(t, http.StatusBadRequest, code, "%v", out)
+	assert.Contains(t, errMessage(out), "overlaps table staging.kept")
+
 	for _, tc := range []struct {
 		name, loc, op string
 		code          int
@@ -112,13 +122,15 @@ decision := {"allow": false, "reason": "private paths are denied"} if {
 	contains(input.resource.location, "/private/")
 } else := {"allow": false, "reason": "no new tables"} if {
 	input.operation == "createTable"
+	contains(input.resource.location, "/nocreate/")
 } else := {"allow": true, "reason": "allowed"}
 
 visible contains i if some i, _ in input.items
 `
 
 // The policy decides on the path (resource.location) before anything is
-// vended; READ_WRITE also needs createTable.
+// vended; both operations need createTable too, since the catalog vends
+// what it vends for a new table there.
 func TestDeltaTemporaryPathCredentialsPolicy(t *testing.T) {
 	policyDir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(policyDir, "path.rego"), []byte(pathPolicy), 0o644))
@@ -128,7 +140,8 @@ func TestDeltaTemporaryPathCredentialsPolicy(t *testing.T) {
 	require.Equal(t, http.StatusOK, code, "%v", out)
 	for _, tc := range []struct{ loc, op, message string }{
 		{filepath.Join(dir, "private", "t"), "READ", "getTemporaryPathCredentials: private paths are denied"},
-		{filepath.Join(dir, "public", "t"), "READ_WRITE", "getTemporaryPathCredentials: no new tables"},
+		{filepath.Join(dir, "nocreate", "t"), "READ", "getTemporaryPathCredentials: no new tables"},
+		{filepath.Join(dir, "nocreate", "t"), "READ_WRITE", "getTemporaryPathCredentials: no new tables"},
 	} {
 		code, out := pathCreds(t, base, "file://"+tc.loc, tc.op)
 		require.Equal(t, http.StatusForbidden, code, "%v", out)

@@ -24,7 +24,7 @@ func FuzzParseCreate(f *testing.F) {
 			}
 			return
 		}
-		if req.Protocol.validate() != nil || checkName(*req.Name) != nil || checkLocationSyntax(*req.Location) != nil {
+		if req.Protocol.validate() != nil || checkName(*req.Name) != nil || CheckLocationSyntax(*req.Location) != nil {
 			t.Fatalf("accepted what its own checks refuse: %q", body)
 		}
 	})

@@ -9,9 +9,9 @@ import (
 	"github.com/lakegate/lakegate/upstream/locations"
 )
 
-// checkLocationSyntax refuses a location that is not absolute: a relative
+// CheckLocationSyntax refuses a location that is not absolute: a relative
 // one would be resolved against whatever directory the catalog runs in.
-func checkLocationSyntax(loc string) *Error {
+func CheckLocationSyntax(loc string) *Error {
 	if err := locations.Valid(loc); err != nil {
 		return invalidParam("location %q is not an absolute storage location: %v", loc, err)
 	}

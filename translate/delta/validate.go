@@ -56,7 +56,7 @@ func (req *CreateTableRequest) validate() *Error {
 	if err := checkName(*req.Name); err != nil {
 		return err
 	}
-	if err := checkLocationSyntax(*req.Location); err != nil {
+	if err := CheckLocationSyntax(*req.Location); err != nil {
 		return err
 	}
 	if err := req.Protocol.validate(); err != nil {

@@ -250,16 +250,22 @@ func (s *Service) PathCredentials(ctx context.Context, catalog string, ns []stri
 	if op != Read && op != ReadWrite {
 		return nil, invalidParam("operation must be READ or READ_WRITE, got %q", op)
 	}
-	if err := checkLocationSyntax(loc); err != nil {
+	if err := CheckLocationSyntax(loc); err != nil {
 		return nil, err
 	}
 	c, err := s.client(ctx, catalog)
 	if err != nil {
 		return nil, err
 	}
+	// Credentials for a path inside another table would reach that
+	// table's files past its own policy: the path must be apart from the
+	// namespace's tables, as a create's location must.
 	sum := sha256.Sum256([]byte(loc))
-	l, err := c.create(ctx, ns, createBody{Name: "lakegate_path_" + hex.EncodeToString(sum[:8]),
-		Location: loc, Schema: iceberg.NewSchema(0), StageCreate: true}, true)
+	name := "lakegate_path_" + hex.EncodeToString(sum[:8])
+	if err := s.checkLocation(ctx, c, Ref{Catalog: catalog, Namespace: ns}, name, loc); err != nil {
+		return nil, err
+	}
+	l, err := c.create(ctx, ns, createBody{Name: name, Location: loc, Schema: iceberg.NewSchema(0), StageCreate: true}, true)
 	if err != nil {
 		return nil, err
 	}
