@@ -297,6 +297,14 @@ func TestDeltaUniformAddCommit(t *testing.T) {
 	assert.Equal(t, http.StatusBadRequest, code, "%v", out)
 	assert.Equal(t, "InvalidParameterValueException", errType(out))
 	assert.Equal(t, after.MetadataLocation(), current().MetadataLocation())
+
+	// So does a move whose ratifying commit the catalog refuses (here a
+	// data path outside the warehouse, which the embedded catalog refuses
+	// when committed).
+	code, out = updateTable(t, url, uuid, addCommit(3, m4),
+		map[string]any{"action": "set-properties", "updates": map[string]string{"write.data.path": "file:///elsewhere/data"}})
+	assert.Equal(t, http.StatusForbidden, code, "%v", out)
+	assert.Equal(t, after.MetadataLocation(), current().MetadataLocation(), "the move was undone")
 }
 
 // registerBack puts sales.<name> at metadata file loc through the

@@ -92,8 +92,16 @@ func (s *Service) Update(ctx context.Context, ref Ref, req *UpdateTableRequest) 
 	if len(ups) == 0 {
 		return response(l)
 	}
+	moved := l != before
 	l, err = c.commit(ctx, ref.Namespace, ref.Name, commitRequirements(l.Metadata), ups, UpdateRequirementConflict)
 	if err != nil {
+		if moved && AsError(err).Type != CommitStateUnknown {
+			// The commit that ratifies the move failed (an Iceberg write came
+			// in between): undo the move too. With its outcome unknown, the
+			// table is left as it is: moving it back could undo a ratified
+			// commit.
+			return nil, moveBack(ctx, c, ref, before, err)
+		}
 		return nil, err
 	}
 	return response(l)
