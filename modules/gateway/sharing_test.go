@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -910,7 +911,8 @@ func TestSharingTimestamps(t *testing.T) {
 // a range is refused instead of over-reporting.
 func TestSharingRowLevelChangesOfRewrites(t *testing.T) {
 	backend := embeddedtest.Serve(t, embeddedtest.Config(t, embedded.SQLite))
-	base := sharingGatewayFor(t, backend.URL, nil)
+	changeDir := t.TempDir()
+	base := sharingGatewayFor(t, backend.URL, map[string]any{"change_data_dir": changeDir})
 	ctx := context.Background()
 	cat := embeddedtest.Client(t, base, rest.WithWarehouseLocation("lake"))
 	require.NoError(t, cat.CreateNamespace(ctx, table.Identifier{"sales"}, nil))
@@ -951,6 +953,25 @@ func TestSharingRowLevelChangesOfRewrites(t *testing.T) {
 			"the deleted rows only, not the seven the delete copied")
 	}
 	assert.Equal(t, ids[0], ids[1], "one change file per snapshot, whichever format")
+	// The second answer was served from the first one's files: nothing
+	// under the change folder was written again.
+	written := map[string]time.Time{}
+	require.NoError(t, filepath.WalkDir(changeDir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			info, _ := d.Info()
+			written[p] = info.ModTime()
+		}
+		return err
+	}))
+	require.Len(t, written, 2, "index.json and one change file: %v", written)
+	time.Sleep(20 * time.Millisecond)
+	r0 := c.do("GET", fmt.Sprintf("%s/changes?startingVersion=%d", tp, appended), nil, "")
+	require.Equal(t, 200, r0.status, "%s", r0.body)
+	for p, mt := range written {
+		info, err := os.Stat(p)
+		require.NoError(t, err)
+		assert.Equal(t, mt, info.ModTime(), "%s was not rewritten", p)
+	}
 
 	r := c.do("GET", tp+"/metadata", nil, "")
 	require.Equal(t, 200, r.status, "%s", r.body)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -72,22 +73,11 @@ func (rs *response) rewriteChanges(ctx context.Context, fs iceio.IO, v version, 
 		return badParam("version %d of table %q rewrote data files (a copy-on-write delete, update or merge); "+
 			"its row-level changes need a change_data_dir, which this server has none of", v.V, name)
 	}
-	removed, added, err := rs.versionFiles(fs, v, snaps)
-	if err != nil {
-		return err
-	}
-	var bytes int64
-	for _, df := range append(append([]iceberg.DataFile{}, removed...), added...) {
-		bytes += df.FileSizeBytes()
-	}
-	if limit := rs.s.maxRewriteBytes(); bytes > limit {
-		return badParam("version %d of table %q rewrote %d bytes of data files; deriving its row-level changes reads "+
-			"them all, and lakegate reads at most %d per version (max_change_rewrite_bytes): ask for a range without it",
-			v.V, name, bytes, limit)
-	}
-	dir := filepath.Join(rs.s.ChangeDir, v.Meta.TableUUID().String(), fmt.Sprintf("%d-%d-s%d-p%t",
-		snaps[0].SnapshotID, snaps[len(snaps)-1].SnapshotID, v.Meta.CurrentSchema().ID, rs.partitioned))
-	idx, err := rs.changeIndex(ctx, dir, v, removed, added)
+	// One folder per catalog, table and version's snapshots: the files
+	// never change once written, so a complete index is served as it is.
+	dir := filepath.Join(rs.s.ChangeDir, url.PathEscape(rs.l.target.Catalog), v.Meta.TableUUID().String(),
+		fmt.Sprintf("%d-%d-s%d-p%t", snaps[0].SnapshotID, snaps[len(snaps)-1].SnapshotID, v.Meta.CurrentSchema().ID, rs.partitioned))
+	idx, err := rs.changeIndex(ctx, fs, dir, v, snaps)
 	if err != nil {
 		return err
 	}
@@ -163,14 +153,31 @@ func ownEntries(fs iceio.IO, snap *table.Snapshot) ([]iceberg.ManifestEntry, err
 	return out, nil
 }
 
-// changeIndex returns the snapshot's change files, deriving and writing
-// them first when the folder has no complete index yet.
-func (rs *response) changeIndex(ctx context.Context, dir string, v version, removed, added []iceberg.DataFile) (*changeIndex, *Error) {
+// changeIndex returns the version's change files, deriving and writing
+// them first (within max_change_rewrite_bytes) when the folder has no
+// complete index yet.
+func (rs *response) changeIndex(ctx context.Context, fs iceio.IO, dir string, v version, snaps []table.Snapshot) (*changeIndex, *Error) {
 	if raw, err := os.ReadFile(filepath.Join(dir, "index.json")); err == nil {
 		var idx changeIndex
 		if json.Unmarshal(raw, &idx) == nil {
 			return &idx, nil
 		}
+	}
+	removed, added, verr := rs.versionFiles(fs, v, snaps)
+	if verr == nil {
+		verr = rs.noEarlierDeletes(fs, v, snaps[0])
+	}
+	if verr != nil {
+		return nil, verr
+	}
+	var bytes int64
+	for _, df := range append(slices.Clone(removed), added...) {
+		bytes += df.FileSizeBytes()
+	}
+	if limit := rs.s.maxRewriteBytes(); bytes > limit {
+		return nil, badParam("version %d of table %q rewrote %d bytes of data files; deriving its row-level changes "+
+			"reads them all, and lakegate reads at most %d per version (max_change_rewrite_bytes): ask for a range "+
+			"without it", v.V, rs.l.target.Table, bytes, limit)
 	}
 	idx, err := rs.derive(ctx, dir, v, removed, added)
 	if err != nil {
@@ -178,6 +185,30 @@ func (rs *response) changeIndex(ctx context.Context, dir string, v version, remo
 			v.V, rs.l.target.Table, err)
 	}
 	return idx, nil
+}
+
+// noEarlierDeletes refuses a version whose predecessor's snapshot has
+// delete files (merge-on-read): rows they delete from the files it
+// rewrites would read as present and be reported deleted again.
+func (rs *response) noEarlierDeletes(fs iceio.IO, v version, first table.Snapshot) *Error {
+	if first.ParentSnapshotID == nil {
+		return nil
+	}
+	parent := v.Meta.SnapshotByID(*first.ParentSnapshotID)
+	if parent == nil {
+		return nil
+	}
+	manifests, err := parent.Manifests(fs)
+	if err != nil {
+		return Errorf(http.StatusBadGateway, CodeInternal, "reading version %d of table %q: %v", v.V, rs.l.target.Table, err)
+	}
+	for _, m := range manifests {
+		if m.ManifestContent() == iceberg.ManifestContentDeletes {
+			return badParam("version %d of table %q rewrote data files that earlier delete files (merge-on-read) apply to; "+
+				"Delta Sharing cannot express them", v.V, rs.l.target.Table)
+		}
+	}
+	return nil
 }
 
 // partitionGroup is the files of one partition (all files when the
@@ -192,16 +223,9 @@ func (rs *response) groups(v version, removed, added []iceberg.DataFile) ([]*par
 	by := map[string]*partitionGroup{}
 	var keys []string
 	put := func(df iceberg.DataFile, isAdded bool) error {
-		values := map[string]*string{}
-		if rs.partitioned {
-			spec := v.Meta.PartitionSpecByID(int(df.SpecID()))
-			if spec == nil {
-				return fmt.Errorf("data file %s names unknown partition spec %d", df.FilePath(), df.SpecID())
-			}
-			var err error
-			if values, err = actions.PartitionValues(df, *spec, v.Meta.CurrentSchema()); err != nil {
-				return err
-			}
+		values, err := actions.PartitionValues(df, rs.specOf(df), v.Meta.CurrentSchema())
+		if err != nil {
+			return err
 		}
 		raw, _ := json.Marshal(values)
 		g := by[string(raw)]
@@ -369,10 +393,7 @@ func diffRows(ctx context.Context, vt *table.Table, removedFiles, addedFiles []i
 	if len(deletes)+len(inserts) == 0 {
 		return nil, nil
 	}
-	schema := removed.schema
-	if schema == nil {
-		schema = added.schema
-	}
+	schema := removed.schema // ReadTasks answers the projected schema, files or none
 	var parts []arrow.RecordBatch
 	defer func() {
 		for _, p := range parts {
@@ -384,8 +405,12 @@ func diffRows(ctx context.Context, vt *table.Table, removedFiles, addedFiles []i
 		refs []rowRef
 		kind string
 	}{{removed, deletes, "delete"}, {added, inserts, "insert"}} {
+		byBatch := make([][]int64, len(set.from.batches))
+		for _, r := range set.refs {
+			byBatch[r.batch] = append(byBatch[r.batch], int64(r.row))
+		}
 		for bi, b := range set.from.batches {
-			p, err := takeRows(ctx, b, set.refs, bi, set.kind)
+			p, err := takeRows(ctx, b, byBatch[bi], set.kind)
 			if err != nil {
 				return nil, err
 			}
@@ -397,18 +422,14 @@ func diffRows(ctx context.Context, vt *table.Table, removedFiles, addedFiles []i
 	return concat(withChangeType(schema), parts)
 }
 
-// takeRows is the rows of batch bi that refs name, with _change_type kind.
-func takeRows(ctx context.Context, b arrow.RecordBatch, refs []rowRef, bi int, kind string) (arrow.RecordBatch, error) {
-	ib := array.NewInt64Builder(memory.DefaultAllocator)
-	defer ib.Release()
-	for _, r := range refs {
-		if r.batch == bi {
-			ib.Append(int64(r.row))
-		}
-	}
-	if ib.Len() == 0 {
+// takeRows is the rows at idxs (in order) of batch b, with _change_type kind.
+func takeRows(ctx context.Context, b arrow.RecordBatch, idxs []int64, kind string) (arrow.RecordBatch, error) {
+	if len(idxs) == 0 {
 		return nil, nil
 	}
+	ib := array.NewInt64Builder(memory.DefaultAllocator)
+	defer ib.Release()
+	ib.AppendValues(idxs, nil)
 	idx := ib.NewInt64Array()
 	defer idx.Release()
 	cols := make([]arrow.Array, 0, b.NumCols()+1)

@@ -179,13 +179,20 @@ func (rs *response) file(ctx context.Context, df iceberg.DataFile, sch *iceberg.
 	if err != nil {
 		return actions.File{}, Errorf(http.StatusInternalServerError, CodeInternal, "cannot hand out a URL for a file of table %q: %v", rs.l.target.Table, err)
 	}
+	rs.files++
+	return actions.File{URL: u, Data: df, Spec: rs.specOf(df), Schema: sch, Version: v.V, Timestamp: v.Ts,
+		Expiration: rs.exp.UnixMilli()}, nil
+}
+
+// specOf is the spec a file's partition values are read with: the one it
+// was written with (the table's metadata holds every spec), or none when
+// the answer declares no partition columns.
+func (rs *response) specOf(df iceberg.DataFile) iceberg.PartitionSpec {
 	spec := rs.l.tbl.Metadata().PartitionSpecByID(int(df.SpecID()))
 	if spec == nil || !rs.partitioned {
-		spec = iceberg.UnpartitionedSpec
+		return *iceberg.UnpartitionedSpec
 	}
-	rs.files++
-	return actions.File{URL: u, Data: df, Spec: *spec, Schema: sch, Version: v.V, Timestamp: v.Ts,
-		Expiration: rs.exp.UnixMilli()}, nil
+	return *spec
 }
 
 // fileURL is the URL a recipient downloads a file at: a presigned S3 URL
@@ -222,8 +229,14 @@ func (rs *response) changes(ctx context.Context, h history, c ChangesRequest) *E
 	if err != nil {
 		return err
 	}
-	first, _ := h.index(from)
-	last, _ := h.index(to)
+	first, err := h.index(from)
+	if err != nil {
+		return err
+	}
+	last, err := h.index(to)
+	if err != nil {
+		return err
+	}
 	if n := last - first + 1; n > rs.s.maxVersions() {
 		return badParam("versions %d to %d of table %q are %d versions; lakegate reads at most %d per request "+
 			"(each is one metadata file): ask for a shorter range", from, to, rs.l.target.Table, n, rs.s.maxVersions())
@@ -247,17 +260,15 @@ func (rs *response) changes(ctx context.Context, h history, c ChangesRequest) *E
 		v := h[i]
 		if sch := v.Meta.CurrentSchema(); c.HistoricalMetadata && sch.ID != schemaID {
 			schemaID = sch.ID
-			t := tableInfo(rs.l, v)
-			t.ColumnMapping, t.ChangeDataFeed = rs.mapping, rs.changeFeed
-			if err := rs.add(actions.Metadata(rs.format, t)); err != nil {
+			if err := rs.add(actions.Metadata(rs.format, rs.tableInfo(v))); err != nil {
 				return err
 			}
 		}
-		var prev *table.Snapshot // none before the oldest version kept: its own snapshot's changes
+		var prev version
 		if i > 0 {
-			prev = h[i-1].Snap
+			prev = h[i-1]
 		}
-		snaps, err := snapshotsBetween(prev, v, rs.l.target.Table)
+		snaps, err := snapshotsBetween(prev, i > 0, v, rs.l.target.Table)
 		if err != nil {
 			return err
 		}
@@ -271,8 +282,31 @@ func (rs *response) changes(ctx context.Context, h history, c ChangesRequest) *E
 			}
 			continue
 		}
-		for _, snap := range snaps {
-			if err := rs.versionChanges(ctx, fs, v, &snap); err != nil {
+		if err := rs.fileChanges(ctx, fs, v, snaps); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fileChanges adds the remove and add lines of a version whose snapshots
+// only appended and deleted whole files.
+func (rs *response) fileChanges(ctx context.Context, fs iceio.IO, v version, snaps []table.Snapshot) *Error {
+	removed, added, err := rs.versionFiles(fs, v, snaps)
+	if err != nil {
+		return err
+	}
+	sch := v.Meta.CurrentSchema()
+	for _, set := range []struct {
+		files []iceberg.DataFile
+		line  func(actions.Format, actions.File) ([]byte, error)
+	}{{removed, actions.Remove}, {added, actions.Add}} {
+		for _, df := range set.files {
+			f, err := rs.file(ctx, df, sch, v)
+			if err != nil {
+				return err
+			}
+			if err := rs.add(set.line(rs.format, f)); err != nil {
 				return err
 			}
 		}
@@ -302,7 +336,6 @@ func changeRange(h history, c ChangesRequest, now time.Time) (int64, int64, *Err
 	switch {
 	case c.End.Version != nil:
 		to = *c.End.Version
-	case c.End.Timestamp != nil && c.End.Timestamp.UnixMilli() >= h.latest().Ts:
 	case c.End.Timestamp != nil:
 		v, err := h.asOf(*c.End.Timestamp)
 		if err != nil {
@@ -320,35 +353,4 @@ func changeRange(h history, c ChangesRequest, now time.Time) (int64, int64, *Err
 		return 0, 0, badParam("the range ends (version %d) before it starts (version %d)", to, from)
 	}
 	return from, to, nil
-}
-
-// versionChanges adds the lines snapshot snap of version v wrote: the
-// entries its own manifests record as added or deleted by it.
-func (rs *response) versionChanges(ctx context.Context, fs iceio.IO, v version, snap *table.Snapshot) *Error {
-	entries, err := ownEntries(fs, snap)
-	if err != nil {
-		return Errorf(http.StatusBadGateway, CodeInternal, "reading version %d of table %q: %v", v.V, rs.l.target.Table, err)
-	}
-	sch := v.Meta.CurrentSchema()
-	for _, e := range entries {
-		if err := rs.change(ctx, e, sch, v); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (rs *response) change(ctx context.Context, e iceberg.ManifestEntry, sch *iceberg.Schema, v version) *Error {
-	if e.DataFile().ContentType() != iceberg.EntryContentData {
-		return badParam("version %d of table %q writes row-level delete files (merge-on-read); "+
-			"Delta Sharing cannot express them", v.V, rs.l.target.Table)
-	}
-	f, err := rs.file(ctx, e.DataFile(), sch, v)
-	if err != nil {
-		return err
-	}
-	if e.Status() == iceberg.EntryStatusADDED {
-		return rs.add(actions.Add(rs.format, f))
-	}
-	return rs.add(actions.Remove(rs.format, f))
 }

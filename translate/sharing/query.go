@@ -152,6 +152,9 @@ type response struct {
 	exp     time.Time
 	format  actions.Format
 	mapping bool // delta format maps columns by field id
+	// specs is the metadata whose partition specs decide the declared
+	// partition columns: the answer's last version's.
+	specs table.Metadata
 	// changeFeed: the table declares a change data feed (see
 	// changeFeedServable); historical metaData lines say so too.
 	changeFeed bool
@@ -183,6 +186,7 @@ func (rs *response) snapshot(ctx context.Context, h history, q QueryRequest, wit
 	if err != nil {
 		return err
 	}
+	rs.version = v.V
 	if err := rs.header(v, v); err != nil || !withFiles {
 		return err
 	}
@@ -231,9 +235,8 @@ func (rs *response) header(v, last version) *Error {
 	if err != nil {
 		return err
 	}
-	rs.format, rs.mapping, rs.version = f, mapping, v.V
-	t := tableInfo(rs.l, v)
-	t.ColumnMapping, t.ChangeDataFeed = mapping, rs.changeFeed
+	rs.format, rs.mapping, rs.specs = f, mapping, last.Meta
+	t := rs.tableInfo(v)
 	rs.partitioned = !t.Spec.IsUnpartitioned()
 	if err := rs.add(actions.Protocol(f, t)); err != nil {
 		return err
@@ -242,12 +245,15 @@ func (rs *response) header(v, last version) *Error {
 }
 
 // tableInfo is the table as of version v (resolved): its schema,
-// partitioning, properties and size then.
-func tableInfo(l *loaded, v version) actions.Table {
+// properties and size then. Its partition columns are declared from the
+// specs of the answer's last version (rs.specs), so a spec added inside a
+// change range cannot leave its files' partition values undeclared.
+func (rs *response) tableInfo(v version) actions.Table {
 	meta, sch := v.Meta, v.Meta.CurrentSchema()
 	t := actions.Table{
-		ID: meta.TableUUID().String(), Name: l.target.Table, Description: meta.Properties()["comment"],
-		Schema: sch, Spec: declaredSpec(meta, sch), Properties: meta.Properties(), Version: v.V,
+		ID: meta.TableUUID().String(), Name: rs.l.target.Table, Description: meta.Properties()["comment"],
+		Schema: sch, Spec: declaredSpec(rs.specs, sch), Properties: meta.Properties(), Version: v.V,
+		ColumnMapping: rs.mapping, ChangeDataFeed: rs.changeFeed,
 	}
 	if v.Snap != nil && v.Snap.Summary != nil {
 		t.Size = summaryInt(v.Snap.Summary.Properties, "total-files-size")

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"path"
 	"regexp"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -208,10 +209,10 @@ func (s *Server) resolveAll(ctx context.Context, l *loaded, h history, from, to 
 }
 
 // rewrites reports a snapshot that removed data files and added others
-// (a copy-on-write delete, update or merge, a compaction): its file-level
-// changes are not its row-level ones, which cdf.go derives.
+// (a copy-on-write delete, update or merge): its file-level changes are not
+// its row-level ones, which cdf.go derives. A compaction changes no rows.
 func rewrites(s *table.Snapshot) bool {
-	if s == nil || s.Summary == nil {
+	if s == nil || s.Summary == nil || compaction(*s) {
 		return false
 	}
 	deleted, added := summaryInt(s.Summary.Properties, "deleted-data-files"), summaryInt(s.Summary.Properties, "added-data-files")
@@ -235,27 +236,38 @@ func changeFeedServable(meta table.Metadata) bool {
 	return true
 }
 
-// snapshotsBetween are the snapshots version v committed after the one
-// its predecessor had (prev nil: v's own only), oldest first. A v whose
-// snapshot does not descend from prev's replaced the history (a rollback
-// or a replace): its changes are not additions on top, and it is refused.
-func snapshotsBetween(prev *table.Snapshot, v version, table_ string) ([]table.Snapshot, *Error) {
-	if v.Snap == nil || (prev != nil && prev.SnapshotID == v.Snap.SnapshotID) {
+// snapshotsBetween are the snapshots version v committed after its
+// predecessor's snapshot, oldest first: all of v's lineage when the
+// predecessor had none (known: an empty table before), v's own snapshot
+// only when the predecessor is not known (the oldest version the log
+// keeps). A v whose snapshot does not descend from the predecessor's
+// replaced the history (a rollback or a replace) and is refused.
+// Compactions (replace snapshots) change no rows and are left out, as
+// Iceberg's changelog scan leaves them out.
+func snapshotsBetween(prev version, known bool, v version, tbl string) ([]table.Snapshot, *Error) {
+	if v.Snap == nil {
 		return nil, nil
 	}
-	if prev == nil {
-		return []table.Snapshot{*v.Snap}, nil
-	}
-	var out []table.Snapshot
-	for _, snap := range table.AncestorsOf(v.Snap.SnapshotID, v.Meta.SnapshotByID) {
-		if snap.SnapshotID == prev.SnapshotID {
-			for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-				out[i], out[j] = out[j], out[i]
-			}
-			return out, nil
+	var snaps []table.Snapshot
+	switch {
+	case !known:
+		snaps = []table.Snapshot{*v.Snap}
+	case prev.Snap == nil:
+		snaps = table.AncestorsOf(v.Snap.SnapshotID, v.Meta.SnapshotByID)
+	default:
+		between, found := table.AncestorsBetween(v.Snap.SnapshotID, prev.Snap.SnapshotID, v.Meta.SnapshotByID)
+		if !found {
+			return nil, badParam("version %d of table %q does not descend from the version before it (a rollback or "+
+				"a replace of the table's history): its changes cannot be listed; ask for a range that starts after it",
+				v.V, tbl)
 		}
-		out = append(out, snap)
+		snaps = between
 	}
-	return nil, badParam("version %d of table %q does not descend from the version before it (a rollback or a replace "+
-		"of the table's history): its changes cannot be listed; ask for a range that starts after it", v.V, table_)
+	slices.Reverse(snaps)
+	return slices.DeleteFunc(snaps, compaction), nil
+}
+
+// compaction reports a replace snapshot: files rewritten, rows unchanged.
+func compaction(s table.Snapshot) bool {
+	return s.Summary != nil && s.Summary.Operation == table.OpReplace
 }
