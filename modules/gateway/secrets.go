@@ -60,11 +60,10 @@ func (s secrets) resolveURL(what, raw string) (string, error) {
 	if !ok {
 		return raw, nil
 	}
-	hostEnd := strings.IndexAny(rest, "/?#")
-	if hostEnd < 0 {
-		hostEnd = len(rest)
-	}
-	at := strings.LastIndex(rest[:hostEnd], "@")
+	// The userinfo ends at the last "@": a placeholder ({file./run/pw}) or
+	// a literal password may hold "/", so the host's end is no bound. Redis
+	// URLs carry no "@" after the host.
+	at := strings.LastIndex(rest, "@")
 	if at < 0 {
 		return raw, nil
 	}

@@ -2,6 +2,8 @@ package gateway
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -23,12 +25,15 @@ func TestIsPlaceholder(t *testing.T) {
 
 func TestResolveURL(t *testing.T) {
 	t.Setenv("LG_TEST_PW", "p@ss:w/rd")
+	pwFile := filepath.Join(t.TempDir(), "pw")
+	require.NoError(t, os.WriteFile(pwFile, []byte("from-file\n"), 0o600))
 	s := newSecrets()
 	for raw, want := range map[string]string{
 		"redis://127.0.0.1:6379/0":                    "redis://127.0.0.1:6379/0",
 		"redis://user@127.0.0.1:6379/0":               "redis://user@127.0.0.1:6379/0",
 		"redis://:{env.LG_TEST_PW}@127.0.0.1:6379/0":  "redis://:p%40ss%3Aw%2Frd@127.0.0.1:6379/0",
 		"rediss://me:{env.LG_TEST_PW}@redis.internal": "rediss://me:p%40ss%3Aw%2Frd@redis.internal",
+		"redis://:{file." + pwFile + "}@h:6379/0":     "redis://:from-file@h:6379/0",
 		"": "",
 	} {
 		got, err := s.resolveURL("redis", raw)
@@ -37,6 +42,7 @@ func TestResolveURL(t *testing.T) {
 	}
 	for _, raw := range []string{
 		"redis://:literal@127.0.0.1:6379/0",
+		"redis://:lit/eral@127.0.0.1:6379/0", // a "/" does not hide a literal password
 		"redis://u:pre{env.LG_TEST_PW}@h/0",
 		"redis://:{env.LG_TEST_UNSET_PW}@h/0",
 		"{env.LG_TEST_UNSET_URL}",
