@@ -101,9 +101,11 @@ type Cache struct {
 
 	rdb    redis.UniversalClient // nil: memory only
 	l2Down atomic.Bool
-	sub    *redis.PubSub
-	done   chan struct{}
-	id     string // tags this cache's bus messages, which it ignores
+	// recovering: a recoverL2 loop runs (at most one).
+	recovering atomic.Bool
+	sub        *redis.PubSub
+	done       chan struct{}
+	id         string // tags this cache's bus messages, which it ignores
 
 	acksMu sync.Mutex
 	acks   map[string]chan struct{} // by message: one send per replica's ack
@@ -220,7 +222,7 @@ func (c *Cache) PutIf(ctx context.Context, table, key string, e *Entry, gen uint
 	pipe.HSet(ctx, c.hashKey(table), key, raw)
 	pipe.Expire(ctx, c.hashKey(table), c.cfg.L2TTL)
 	_, err = pipe.Exec(ctx)
-	if outOfMemory(err) {
+	if redis.IsOOMError(err) {
 		// Redis is up but full (noeviction): not an outage. Its deletes
 		// and publishes, the invalidations, still work.
 		c.l2Refused.Add(1)
@@ -280,18 +282,16 @@ func (c *Cache) getL2(ctx context.Context, table string, keys []string) (string,
 // markDown records a failed Redis call: Redis is skipped (logged once)
 // until the recovery loop finds it back. Only the loop marks it up again,
 // once the invalidations it missed are delivered.
-// outOfMemory is Redis refusing a write at maxmemory ("OOM command not
-// allowed when used memory > 'maxmemory'").
-func outOfMemory(err error) bool {
-	return err != nil && strings.HasPrefix(err.Error(), "OOM ")
-}
-
 func (c *Cache) markDown(err error) {
 	if err == nil || errors.Is(err, context.Canceled) {
 		return
 	}
 	if !c.l2Down.Swap(true) {
 		c.log.Warn("redis unavailable: the cache serves from memory until it returns", zap.Error(err))
+	}
+	// One recovery loop at a time: two overlapping probes could mark Redis
+	// up while the other still delivers the missed invalidations.
+	if c.recovering.CompareAndSwap(false, true) {
 		go c.recoverL2()
 	}
 }
@@ -307,12 +307,22 @@ const probeEvery = 250 * time.Millisecond
 func (c *Cache) recoverL2() {
 	t := time.NewTicker(probeEvery)
 	defer t.Stop()
-	for c.l2Down.Load() {
-		select {
-		case <-c.done:
+	for {
+		for c.l2Down.Load() {
+			select {
+			case <-c.done:
+				c.recovering.Store(false)
+				return
+			case <-t.C:
+				c.probe()
+			}
+		}
+		c.recovering.Store(false)
+		// Redis may have gone down again after the last check, while this
+		// loop still held the flag: carry on then, else markDown's caller
+		// would find a loop running and none would run.
+		if !c.l2Down.Load() || !c.recovering.CompareAndSwap(false, true) {
 			return
-		case <-t.C:
-			c.probe()
 		}
 	}
 }
