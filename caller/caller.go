@@ -1,7 +1,9 @@
 // Package caller carries who a request is made for through the context:
-// one value, set by the front door after authentication, read by the
-// pipeline (cache scoping, replay ownership) and by backends that pass the
-// client's own credentials through.
+// one value, set by a front door after authentication, read where a call
+// has no other way to say it: the in-process pipeline transport the Delta
+// doors' translated calls go through (the principal, for cache scoping and
+// replay ownership) and a passthrough backend's /v1/config fetch (the
+// client's own Authorization).
 package caller
 
 import "context"

@@ -93,11 +93,7 @@ func (p *Pipeline) Serve(w http.ResponseWriter, r *http.Request, rt icerest.Rout
 			return
 		}
 	}
-	serve := p.serve
-	if serve == nil { // a Pipeline built as a literal: chained per request, never written to
-		serve = p.chain()
-	}
-	serve(w, r, rt, principal)
+	p.serve(w, r, rt, principal)
 }
 
 // confineBody refuses a write whose body names a location outside rule,

@@ -172,7 +172,11 @@ func (b *Remote) Serve(w http.ResponseWriter, r *http.Request, rt icerest.Route)
 	ctx, cancel := context.WithTimeout(r.Context(), b.timeout(rt.Operation))
 	defer cancel()
 	r = r.WithContext(ctx)
-	cc, err := b.Config(withClientAuthorization(r))
+	authz := ""
+	if b.cfg.Auth.Mode == AuthPassthrough {
+		authz = r.Header.Get("Authorization") // the backend knows only the clients
+	}
+	cc, err := b.config(ctx, authz)
 	if err != nil {
 		// The request itself never left: a failed write is definite.
 		WriteError(w, r, err, icerest.OpGetConfig)
@@ -413,12 +417,4 @@ func readBody(resp *http.Response) ([]byte, error) {
 	}
 	_, err := buf.ReadFrom(io.LimitReader(resp.Body, maxResponse+1))
 	return buf.Bytes(), err
-}
-
-// withClientAuthorization is r's context carrying the client's
-// Authorization header for Config (forwarded in passthrough mode only).
-func withClientAuthorization(r *http.Request) context.Context {
-	c := caller.From(r.Context())
-	c.Authorization = r.Header.Get("Authorization")
-	return caller.With(r.Context(), c)
 }
