@@ -153,6 +153,7 @@ func TestParseCreateBadInput(t *testing.T) {
 			InvalidParameterValue, `property delta.columnMapping.mode=name needs the "columnMapping" table feature (or reader 2 / writer 5)`},
 		{"uniform without location", createReq(func(m map[string]any) { m["uniform"] = map[string]any{"iceberg": map[string]any{}} }), InvalidParameterValue, "uniform.iceberg.metadata-location is required when uniform is given"},
 		{"bad name", createReq(func(m map[string]any) { m["name"] = "a/b" }), InvalidParameterValue, `invalid table name "a/b"`},
+		{"control character", createReq(func(m map[string]any) { m["name"] = "a\nb" }), InvalidParameterValue, `invalid table name "a\nb"`},
 		{"dotted name", createReq(func(m map[string]any) { m["name"] = "a.b" }), InvalidParameterValue,
 			`table name "a.b" contains a dot: Unity Catalog table names are one level (catalog.schema.table is the full name)`},
 		{"relative location", createReq(func(m map[string]any) { m["location"] = "tables/t" }), InvalidParameterValue,

@@ -109,13 +109,15 @@ func tableRoute(method string, seg []string) (Route, *Error) {
 		return rt, Errorf(http.StatusNotFound, NoSuchSchema, "no schema %q: %s", rt.Schema, err.Message)
 	}
 	rt.Namespace = ns
+	// The Iceberg door's name rule (icerest.NameProblem), so no name it
+	// refuses reaches a backend through the Delta door.
 	for _, n := range ns {
-		if n == "." || n == ".." {
-			return rt, Errorf(http.StatusNotFound, NoSuchSchema, "no schema %q: %q is not a schema name", rt.Schema, n)
+		if p := icerest.NameProblem(n); p != "" {
+			return rt, Errorf(http.StatusNotFound, NoSuchSchema, "no schema %q: the level %q %s", rt.Schema, n, p)
 		}
 	}
-	if rt.Table == "." || rt.Table == ".." {
-		return rt, Errorf(http.StatusNotFound, NoSuchTable, "no table %q: it is not a table name", rt.Table)
+	if p := icerest.NameProblem(rt.Table); p != "" {
+		return rt, Errorf(http.StatusNotFound, NoSuchTable, "no table %q: the name %s", rt.Table, p)
 	}
 	return rt, nil
 }

@@ -47,6 +47,9 @@ func TestParseRouteBadInput(t *testing.T) {
 		{"GET", "catalogs/c/schemas/%2E%2E/tables/t", http.StatusNotFound, NoSuchSchema},
 		{"GET", "catalogs/c/schemas/s/tables/%2E", http.StatusNotFound, NoSuchTable},
 		{"GET", "catalogs//schemas/s/tables/t", http.StatusBadRequest, BadRequest},
+		{"GET", "catalogs/c/schemas/s/tables/a%01b", http.StatusNotFound, NoSuchTable},
+		{"GET", "catalogs/c/schemas/s%0A/tables/t", http.StatusNotFound, NoSuchSchema},
+		{"GET", "catalogs/c/schemas/s/tables/%FF", http.StatusNotFound, NoSuchTable},
 	} {
 		_, err := ParseRoute(tc.method, tc.path)
 		require.NotNil(t, err, "%s %s", tc.method, tc.path)

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/lakegate/lakegate/translate/schema"
+	"github.com/lakegate/lakegate/upstream/icerest"
 )
 
 // decode parses a JSON object body; what is not an object is a 400.
@@ -88,7 +89,7 @@ func (req *CreateTableRequest) validate() *Error {
 // and dots: Unity Catalog names are single-level (catalog.schema.table is
 // how clients write the full name), as rename already requires.
 func checkName(name string) *Error {
-	if name == "." || name == ".." || strings.ContainsAny(name, "/\x00") {
+	if icerest.NameProblem(name) != "" || strings.Contains(name, "/") {
 		return invalidParam("invalid table name %q", name)
 	}
 	if strings.Contains(name, ".") {
