@@ -138,8 +138,8 @@ type TableMetadata struct {
 	LastCommitTimestampMs *int64            `json:"last-commit-timestamp-ms,omitempty"`
 }
 
-// LoadTableResponse is DeltaLoadTableResponse. lakegate keeps no
-// unbackfilled Delta commits, so commits is always empty.
+// LoadTableResponse is DeltaLoadTableResponse; commits are the ratified
+// commits not yet backfilled (PropCommits), newest first.
 type LoadTableResponse struct {
 	Metadata           TableMetadata `json:"metadata"`
 	Commits            []Commit      `json:"commits"`

@@ -110,12 +110,10 @@ func (s *Service) Update(ctx context.Context, ref Ref, req *UpdateTableRequest) 
 // unsupportedUpdates answers 501 for the Delta data-commit flow.
 func unsupportedUpdates(req *UpdateTableRequest) error {
 	for _, u := range req.Updates {
-		switch {
-		case u.Action == ActAddCommit && (u.Uniform == nil || u.Uniform.Iceberg == nil || u.Uniform.Iceberg.MetadataLocation == ""):
+		if u.Action == ActAddCommit && (u.Uniform == nil || u.Uniform.Iceberg == nil || u.Uniform.Iceberg.MetadataLocation == "") {
 			return notImplemented("add-commit without uniform.iceberg.metadata-location: lakegate serves Iceberg tables " +
 				"and does not translate Delta data commits (a Delta log commit names Parquet files and deletion vectors, " +
 				"which would have to be rewritten into Iceberg manifests); write with UniForm and send the Iceberg metadata-location")
-
 		}
 	}
 	return nil

@@ -27,7 +27,7 @@ import (
 func (s *Service) moveToUniform(ctx context.Context, c *icebergClient, ref Ref, cur *loaded, u *Update) (*loaded, error) {
 	loc := u.Uniform.Iceberg.MetadataLocation
 	if loc == cur.MetadataLocation {
-		return cur, nil // a resent add-commit: already applied
+		return cur, nil // the catalog is already at that metadata: nothing to move
 	}
 	next, err := c.register(ctx, ref.Namespace, ref.Name, loc, true)
 	if err != nil {

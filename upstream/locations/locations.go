@@ -27,7 +27,6 @@ var ErrOutside = fmt.Errorf("location is outside the catalog's allowed locations
 // nothing: confinement is opt-out by construction, never by accident.
 type Rule struct {
 	roots []place
-	raw   []string
 }
 
 // New builds a rule from roots: absolute paths or URLs (file:///data,
@@ -42,17 +41,8 @@ func New(roots ...string) (*Rule, error) {
 		}
 		p.path, p.raw = strings.TrimSuffix(p.path, "/"), strings.TrimSuffix(p.raw, "/")
 		r.roots = append(r.roots, p)
-		r.raw = append(r.raw, root)
 	}
 	return r, nil
-}
-
-// Roots are the roots as configured.
-func (r *Rule) Roots() []string {
-	if r == nil {
-		return nil
-	}
-	return r.raw
 }
 
 // Allows reports whether loc is one of the roots or lies below one.
