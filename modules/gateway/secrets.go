@@ -81,6 +81,15 @@ func (s secrets) resolveURL(what, raw string) (string, error) {
 	return scheme + "://" + url.UserPassword(user, v).String() + rest[at:], nil
 }
 
+// credentialKey reports a property whose value is a credential and so
+// must be a placeholder. IsSecretConfigKey hides more than that from
+// logs (that errs safe); refusing literals must not: access key ids are
+// identifiers and *expires-at* keys are times.
+func credentialKey(k string) bool {
+	l := strings.ToLower(k)
+	return icerest.IsSecretConfigKey(k) && !strings.Contains(l, "access-key-id") && !strings.Contains(l, "expires")
+}
+
 // resolveProperties resolves the secret-looking keys of props (storage
 // secret keys, session tokens, passwords) in a copy. Access key ids are
 // identifiers, not secrets, and may stay literal.
@@ -90,7 +99,7 @@ func (s secrets) resolveProperties(what string, props map[string]string) (map[st
 	}
 	out := maps.Clone(props)
 	for k, v := range props {
-		if !icerest.IsSecretConfigKey(k) || strings.Contains(strings.ToLower(k), "access-key-id") {
+		if !credentialKey(k) {
 			continue
 		}
 		if err := s.resolveIn(what+" "+k, &v); err != nil {

@@ -72,3 +72,21 @@ func TestEvictionPolicy(t *testing.T) {
 		assert.Equal(t, evicting, ev, policy)
 	}
 }
+
+// Properties whose values are credentials must be placeholders; access key
+// ids and expiry times may stay literal.
+func TestResolveProperties(t *testing.T) {
+	t.Setenv("LG_TEST_SECRET", "s3cr3t")
+	s := newSecrets()
+	got, err := s.resolveProperties("catalog", map[string]string{
+		"s3.secret-access-key": "{env.LG_TEST_SECRET}", "s3.access-key-id": "AKIA", "s3.region": "eu",
+		"gcs.oauth2.token-expires-at": "1700000000000", "s3.session-token-expires-at-ms": "1700000000000",
+	})
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"s3.secret-access-key": "s3cr3t", "s3.access-key-id": "AKIA", "s3.region": "eu",
+		"gcs.oauth2.token-expires-at": "1700000000000", "s3.session-token-expires-at-ms": "1700000000000"}, got)
+	for _, k := range []string{"s3.secret-access-key", "s3.session-token", "gcs.oauth2.token", "adls.sas-token.acct", "jdbc.password"} {
+		_, err := s.resolveProperties("catalog", map[string]string{k: "literal"})
+		assert.Error(t, err, k)
+	}
+}
