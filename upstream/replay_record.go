@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/lakegate/lakegate/cache/replay"
 	"github.com/lakegate/lakegate/upstream/icerest"
 )
@@ -42,14 +44,21 @@ func (g *Replayer) finalRecord(fp string, rw *recorder) replay.Record {
 // replay answers with a stored outcome.
 func (g *Replayer) replay(w http.ResponseWriter, r *http.Request, rec replay.Record) {
 	g.Replays.Add(1)
-	body, err := recordBody(rec)
-	if rec.Unkept > 0 || err != nil {
-		// Applied, but the response is not there to send again; running
-		// the request again could apply it twice.
+	// Applied, but the response is not there to send again (running the
+	// request again could apply it twice): CommitStateUnknown, saying why.
+	if rec.Unkept > 0 {
 		icerest.WriteError(w, r, icerest.Errorf(http.StatusInternalServerError, icerest.CommitStateUnknown,
 			"the request with this Idempotency-Key was applied (status %d), but its %d-byte response was larger "+
 				"than the replay store keeps (max_record_bytes %d): load the table to see the result",
 			rec.Status, rec.Unkept, g.cfg.MaxRecordBytes))
+		return
+	}
+	body, err := recordBody(rec)
+	if err != nil {
+		g.log.Error("stored replay record cannot be decoded", zap.String("encoding", rec.Encoding), zap.Error(err))
+		icerest.WriteError(w, r, icerest.Errorf(http.StatusInternalServerError, icerest.CommitStateUnknown,
+			"the request with this Idempotency-Key was applied (status %d), but its stored response cannot be "+
+				"decoded: load the table to see the result", rec.Status))
 		return
 	}
 	for k, v := range rec.Header {

@@ -348,6 +348,9 @@ func TestReplayRecordsBounded(t *testing.T) {
 			assert.Equal(t, http.StatusInternalServerError, again.status, again.body)
 			assert.Equal(t, "CommitStateUnknownException", again.errType)
 			assert.Contains(t, again.body, "was applied (status 200)")
+			assert.Contains(t, again.body, "larger than the replay store keeps")
+			assert.Positive(t, store.last.Unkept, "the record says how large the unkept response was")
+			assert.Nil(t, store.last.Body, "and holds no body")
 			assert.Equal(t, int64(1), hits.Load(), "never run twice")
 		})
 	}
