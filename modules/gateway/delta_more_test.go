@@ -392,6 +392,17 @@ func TestDeltaCreateUniform(t *testing.T) {
 
 // denyUpdateTable is a policy allowing everything except Iceberg's
 // updateTable operation.
+// testPolicy writes one Rego module to a fresh policy directory and
+// returns the app's `policy` config for it (the package its first line
+// names).
+func testPolicy(t *testing.T, rego string) map[string]any {
+	t.Helper()
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "test.rego"), []byte(rego), 0o644))
+	pkg := strings.TrimPrefix(strings.SplitN(rego, "\n", 2)[0], "package ")
+	return map[string]any{"dir": dir, "package": pkg}
+}
+
 const denyUpdateTable = `package lakegate.noupdate
 
 decision := {"allow": false, "reason": "updateTable is denied by the test policy"} if {
@@ -405,9 +416,7 @@ visible contains i if some i, _ in input.items
 // 403 PermissionDeniedException, while READ credentials are still vended.
 func TestDeltaReadWriteCredentialsNeedUpdateTable(t *testing.T) {
 	ctx := context.Background()
-	policyDir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(policyDir, "noupdate.rego"), []byte(denyUpdateTable), 0o644))
-	base, dir := deltaGatewayWith(t, map[string]any{"policy": map[string]any{"dir": policyDir, "package": "lakegate.noupdate"}})
+	base, dir := deltaGatewayWith(t, map[string]any{"policy": testPolicy(t, denyUpdateTable)})
 	require.NoError(t, gatewayClient(t, base, "lake").CreateNamespace(ctx, table.Identifier{"sales"}, nil))
 	code, created := createEvents(t, base, dir, "events", nil)
 	require.Equal(t, http.StatusOK, code, "%v", created)
@@ -579,9 +588,7 @@ visible contains i if some i, _ in input.items
 // one spelling and "secret" under another must be decided as "secret".
 func TestDeltaPolicySeesTheParsedName(t *testing.T) {
 	ctx := context.Background()
-	policyDir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(policyDir, "nosecret.rego"), []byte(denySecretTables), 0o644))
-	base, dir := deltaGatewayWith(t, map[string]any{"policy": map[string]any{"dir": policyDir, "package": "lakegate.nosecret"}})
+	base, dir := deltaGatewayWith(t, map[string]any{"policy": testPolicy(t, denySecretTables)})
 	require.NoError(t, gatewayClient(t, base, "lake").CreateNamespace(ctx, table.Identifier{"sales"}, nil))
 	tables := base + deltaAPI + "/catalogs/lake/schemas/sales/tables"
 

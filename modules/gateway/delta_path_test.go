@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -132,10 +131,8 @@ visible contains i if some i, _ in input.items
 // vended; both operations need createTable too, since the catalog vends
 // what it vends for a new table there.
 func TestDeltaTemporaryPathCredentialsPolicy(t *testing.T) {
-	policyDir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(policyDir, "path.rego"), []byte(pathPolicy), 0o644))
 	base, dir := pathCredsGatewayWith(t, map[string]string{"s3.access-key-id": "AKIAPATHTEST"},
-		map[string]any{"policy": map[string]any{"dir": policyDir, "package": "lakegate.pathtest"}})
+		map[string]any{"policy": testPolicy(t, pathPolicy)})
 	code, out := pathCreds(t, base, "file://"+filepath.Join(dir, "public", "t"), "READ")
 	require.Equal(t, http.StatusOK, code, "%v", out)
 	for _, tc := range []struct{ loc, op, message string }{
