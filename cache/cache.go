@@ -8,7 +8,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
@@ -20,18 +19,19 @@ import (
 	"go.uber.org/zap"
 )
 
-// Entry is one cached LoadTable response.
+// Entry is one cached LoadTable response (stored in Redis as
+// encodeEntry frames it).
 type Entry struct {
-	Body        []byte `json:"body"`
-	ContentType string `json:"content_type,omitempty"`
+	Body        []byte
+	ContentType string
 	// MetadataLocation is the metadata file the response describes.
-	MetadataLocation string `json:"metadata_location"`
+	MetadataLocation string
 	// BackendETag is the backend's own ETag, for revalidation.
-	BackendETag string `json:"backend_etag,omitempty"`
+	BackendETag string
 	// Credentials marks a response that carries vended credentials or
 	// secret config; such entries are keyed by principal.
-	Credentials bool      `json:"credentials,omitempty"`
-	Stored      time.Time `json:"stored"`
+	Credentials bool
+	Stored      time.Time
 }
 
 func (e *Entry) size() int64 {
@@ -214,7 +214,7 @@ func (c *Cache) PutIf(ctx context.Context, table, key string, e *Entry, gen uint
 	if !c.usable() {
 		return true
 	}
-	raw, err := json.Marshal(e)
+	raw, err := encodeEntry(e)
 	if err != nil {
 		return true
 	}
@@ -271,9 +271,8 @@ func (c *Cache) getL2(ctx context.Context, table string, keys []string) (string,
 		if !ok {
 			continue // not there
 		}
-		var e Entry
-		if json.Unmarshal([]byte(raw), &e) == nil {
-			return keys[i], &e
+		if e, err := decodeEntry(raw); err == nil {
+			return keys[i], e
 		}
 	}
 	return "", nil
