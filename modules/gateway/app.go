@@ -96,6 +96,21 @@ type catalogState struct {
 	// embedded catalog's own rule, a remote's allowed_locations, or nil
 	// (a remote without them: its metadata is trusted).
 	locations *locations.Rule
+	// separator is the namespace separator (decoded) clients of the
+	// gateway use for this catalog, known without asking the backend, so
+	// a request is parsed and authorized before any backend call: the
+	// embedded catalog's own, else the spec's default. The backends get
+	// paths and `parent` re-encoded with theirs.
+	separator string
+}
+
+// clientSeparator is the namespace separator the gateway advertises for
+// the catalog (see catalogState.separator).
+func clientSeparator(cc CatalogConfig) string {
+	if cc.Embedded != nil && cc.Embedded.NamespaceSeparator != "" {
+		return cc.Embedded.NamespaceSeparator
+	}
+	return icerest.UnitSeparator
 }
 
 const defaultMaxRequestBody = 10 << 20
@@ -153,7 +168,7 @@ func (a *App) Provision(ctx caddy.Context) error {
 				PerPrincipal: cc.Remote != nil && cc.Remote.Auth.Mode == upstream.AuthPassthrough}))
 		}
 		p := upstream.NewPipeline(cc.Name, b, opts...)
-		a.backends[cc.Name] = &catalogState{cfg: cc, pipeline: p, locations: rule}
+		a.backends[cc.Name] = &catalogState{cfg: cc, pipeline: p, locations: rule, separator: clientSeparator(cc)}
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -282,4 +283,70 @@ func TestFederationRefusesBadBodies(t *testing.T) {
 		`{"requirements":[{"type":"assert-table-uuid","uuid":"u"}],"updates":[{"action":"set-properties","updates":{"k":"v"}}]}`, nil)
 	assert.Equal(t, http.StatusOK, status, "%s", b)
 	assert.Equal(t, int32(1), hits.Load())
+}
+
+// A request is parsed and authorized before anything reaches the backend,
+// /v1/config included: a denied caller costs the backend nothing, even
+// when the gateway has never fetched its config.
+func TestFederationDecidesBeforeTheBackend(t *testing.T) {
+	var hits atomic.Int32
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"defaults":{},"overrides":{}}`)
+	}))
+	t.Cleanup(backend.Close)
+	base := gateway(t, map[string]any{
+		"catalogs": []any{remote("lake", backend.URL, nil)},
+		"policy":   testPolicy(t, "package lakegate.denyall\n\ndecision := {\"allow\": false, \"reason\": \"nothing is allowed\"}\n"),
+	})
+	for _, tc := range []struct{ method, path, body string }{
+		{"GET", "/v1/config?warehouse=lake", ""},
+		{"GET", "/v1/lake/namespaces", ""},
+		{"GET", "/v1/lake/namespaces/ns/tables/t", ""},
+		{"POST", "/v1/lake/namespaces", `{"namespace":["ns"]}`},
+	} {
+		status, body := do(t, tc.method, base+tc.path, "", tc.body, nil)
+		assert.Equal(t, http.StatusForbidden, status, "%s %s: %s", tc.method, tc.path, body)
+		assert.Equal(t, "ForbiddenException", errorType(body), "%s %s: %s", tc.method, tc.path, body)
+	}
+	assert.Zero(t, hits.Load(), "a denied request reached the backend")
+}
+
+// The gateway's namespace separator is its own (the spec's %1F for a
+// remote catalog), so it parses a request without the backend's config;
+// a backend with another separator gets paths and `parent` re-encoded
+// with it.
+func TestFederationSeparatorIsTheGateways(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/v1/config" {
+			_, _ = io.WriteString(w, `{"defaults":{},"overrides":{"prefix":"up","namespace-separator":"."}}`)
+			return
+		}
+		mu.Lock()
+		seen = append(seen, r.URL.RequestURI())
+		mu.Unlock()
+		_, _ = io.WriteString(w, `{"namespaces":[],"namespace":["a","b"]}`)
+	}))
+	t.Cleanup(backend.Close)
+	base := gateway(t, map[string]any{"catalogs": []any{remote("lake", backend.URL, nil)}})
+
+	status, body := do(t, "GET", base+"/v1/config?warehouse=lake", "", "", nil)
+	require.Equal(t, http.StatusOK, status, "%s", body)
+	var cfg struct {
+		Overrides map[string]string `json:"overrides"`
+	}
+	require.NoError(t, json.Unmarshal(body, &cfg))
+	assert.Equal(t, "%1F", cfg.Overrides["namespace-separator"])
+
+	status, body = do(t, "GET", base+"/v1/lake/namespaces?parent=a%1Fb", "", "", nil)
+	require.Equal(t, http.StatusOK, status, "%s", body)
+	status, body = do(t, "GET", base+"/v1/lake/namespaces/a%1Fb", "", "", nil)
+	require.Equal(t, http.StatusOK, status, "%s", body)
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, []string{"/v1/up/namespaces?parent=a.b", "/v1/up/namespaces/a.b"}, seen)
 }

@@ -68,21 +68,11 @@ func (h *IcebergHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next 
 		icerest.WriteError(w, r, rerr)
 		return nil
 	}
-	cc, err := cat.pipeline.Config(caller.With(r.Context(), caller.Caller{Principal: principal.ID, Authorization: r.Header.Get("Authorization")}))
-	if err != nil {
-		upstream.WriteError(w, r, err, icerest.OpGetConfig)
-		return nil
-	}
 	if path == "/v1/config" {
-		if d := h.app.guard.decide(r, policyRequest{op: icerest.OpGetConfig, principal: principal, catalog: cat}); !d.Allow {
-			icerest.WriteError(w, r, forbidden(icerest.OpGetConfig, d))
-			return nil
-		}
-		icerest.WriteJSON(w, http.StatusOK, gatewayConfig(cat, cc, r))
+		h.serveConfig(w, r, principal, cat)
 		return nil
 	}
-	sep, _ := url.PathUnescape(cc.Separator())
-	rt, rerr := icerest.ParseRoute(r.Method, path, sep)
+	rt, rerr := icerest.ParseRoute(r.Method, path, cat.separator)
 	if rerr == nil {
 		rerr = limitBody(w, r, cat.cfg.MaxRequestBody)
 	}
@@ -132,6 +122,22 @@ func (h *IcebergHandler) serve(w http.ResponseWriter, r *http.Request, rt iceres
 		return
 	}
 	run(w, r, rt)
+}
+
+// serveConfig answers GET /v1/config: authorized first, then from the
+// backend's own config (cached by the backend for its config TTL).
+func (h *IcebergHandler) serveConfig(w http.ResponseWriter, r *http.Request, p *identity.Principal, cat *catalogState) {
+	if d := h.app.guard.decide(r, policyRequest{op: icerest.OpGetConfig, principal: p, catalog: cat}); !d.Allow {
+		icerest.WriteError(w, r, forbidden(icerest.OpGetConfig, d))
+		return
+	}
+	ctx := caller.With(r.Context(), caller.Caller{Principal: p.ID, Authorization: r.Header.Get("Authorization")})
+	cc, err := cat.pipeline.Config(ctx)
+	if err != nil {
+		upstream.WriteError(w, r, err, icerest.OpGetConfig)
+		return
+	}
+	icerest.WriteJSON(w, http.StatusOK, gatewayConfig(cat, cc, r))
 }
 
 func forbidden(op string, d policies.Decision) *icerest.Error {
@@ -259,7 +265,7 @@ func gatewayConfig(cat *catalogState, cc *upstream.CatalogConfig, r *http.Reques
 		out.Overrides[k] = v
 	}
 	out.Overrides["prefix"] = name
-	out.Overrides["namespace-separator"] = cc.Separator()
+	out.Overrides["namespace-separator"] = url.PathEscape(cat.separator)
 	if _, ok := cc.Overrides["uri"]; ok {
 		out.Overrides["uri"] = gatewayURL(r)
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/url"
 
 	"github.com/lakegate/lakegate/caller"
 	"github.com/lakegate/lakegate/translate"
@@ -44,22 +43,11 @@ func (t pipelineTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	if req.Body == nil {
 		req.Body = http.NoBody
 	}
-	cc, err := t.cat.pipeline.Config(req.Context())
-	if err != nil {
-		return t.respond(req, func(w http.ResponseWriter, r *http.Request, _ icerest.Route) {
-			upstream.WriteError(w, r, err, icerest.OpGetConfig)
-		}, icerest.Route{}), nil
-	}
 	path := req.URL.EscapedPath()
 	if path == "/v1/config" {
-		body, err := json.Marshal(gatewayConfig(t.cat, cc, req))
-		if err != nil {
-			return nil, err
-		}
-		return response(req, http.StatusOK, http.Header{"Content-Type": {"application/json"}}, body), nil
+		return t.config(req)
 	}
-	sep, _ := url.PathUnescape(cc.Separator())
-	rt, rerr := icerest.ParseRoute(req.Method, path, sep)
+	rt, rerr := icerest.ParseRoute(req.Method, path, t.cat.separator)
 	if rerr == nil {
 		rerr = checkNames(rt)
 	}
@@ -72,6 +60,21 @@ func (t pipelineTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	return t.respond(req, func(w http.ResponseWriter, r *http.Request, rt icerest.Route) {
 		t.cat.pipeline.Serve(w, r, rt, principal)
 	}, rt), nil
+}
+
+// config answers /v1/config as the Iceberg door would.
+func (t pipelineTransport) config(req *http.Request) (*http.Response, error) {
+	cc, err := t.cat.pipeline.Config(req.Context())
+	if err != nil {
+		return t.respond(req, func(w http.ResponseWriter, r *http.Request, _ icerest.Route) {
+			upstream.WriteError(w, r, err, icerest.OpGetConfig)
+		}, icerest.Route{}), nil
+	}
+	body, err := json.Marshal(gatewayConfig(t.cat, cc, req))
+	if err != nil {
+		return nil, err
+	}
+	return response(req, http.StatusOK, http.Header{"Content-Type": {"application/json"}}, body), nil
 }
 
 func (t pipelineTransport) respond(req *http.Request, h upstream.Handler, rt icerest.Route) *http.Response {
