@@ -1,9 +1,7 @@
 package upstream
 
 import (
-	"bytes"
 	"context"
-	"io"
 	"net/http"
 
 	"github.com/lakegate/lakegate/upstream/icerest"
@@ -102,11 +100,10 @@ func confineBody(r *http.Request, op string, rule *locations.Rule) *icerest.Erro
 	if !icerest.NamesLocations(op) {
 		return nil
 	}
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		return icerest.Errorf(http.StatusBadRequest, icerest.BadRequest, "reading request body: %v", err)
+	body, rerr := icerest.HoldBody(r)
+	if rerr != nil {
+		return rerr
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
 	locs, err := icerest.BodyLocations(op, body)
 	if err != nil {
 		return icerest.Errorf(http.StatusBadRequest, icerest.BadRequest, "%v", err)

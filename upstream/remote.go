@@ -232,10 +232,10 @@ func (b *Remote) outbound(r *http.Request, rt icerest.Route, cc *CatalogConfig) 
 	}
 	u.RawQuery = q
 	var body []byte
-	if r.Body != nil && r.Method != http.MethodGet && r.Method != http.MethodHead {
-		var err error
-		if body, err = io.ReadAll(r.Body); err != nil {
-			return nil, nil, bodyError(err)
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		var rerr *icerest.Error
+		if body, rerr = icerest.HoldBody(r); rerr != nil {
+			return nil, nil, rerr
 		}
 	}
 	out, err := http.NewRequestWithContext(r.Context(), r.Method, u.String(), bytes.NewReader(body))

@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"io"
 	"net/http"
 	"strconv"
 	"sync/atomic"
@@ -101,12 +100,11 @@ func (g *Replayer) Serve(w http.ResponseWriter, r *http.Request, rt icerest.Rout
 		icerest.WriteError(w, r, e)
 		return
 	}
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		icerest.WriteError(w, r, bodyError(err))
+	body, rerr := icerest.HoldBody(r)
+	if rerr != nil {
+		icerest.WriteError(w, r, rerr)
 		return
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
 	storeKey := hashOf(principal, g.catalog, rt.Operation, key)
 	fp := hashOf(r.Method, rt.Path("", "%1F"), r.URL.RawQuery, string(body))
 	g.run(w, r, rt, storeKey, fp, body, next)
@@ -361,11 +359,3 @@ func truncate(s string, n int) string {
 	return s
 }
 
-func bodyError(err error) *icerest.Error {
-	var mbe *http.MaxBytesError
-	if errors.As(err, &mbe) {
-		return icerest.Errorf(http.StatusRequestEntityTooLarge, icerest.RequestEntityTooLarge,
-			"request body exceeds %d bytes", mbe.Limit)
-	}
-	return icerest.Errorf(http.StatusBadRequest, icerest.BadRequest, "reading request body: %v", err)
-}

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"io"
 	"net/http"
 	"slices"
 	"sort"
@@ -196,12 +195,11 @@ func levelName(l cache.Level) string {
 // write runs a mutation, then evicts what it may have changed before the
 // client sees the answer, so no later read through any replica is stale.
 func (tc *TableCache) write(w http.ResponseWriter, r *http.Request, rt icerest.Route, next Handler) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		icerest.WriteError(w, r, bodyError(err))
+	body, rerr := icerest.HoldBody(r)
+	if rerr != nil {
+		icerest.WriteError(w, r, rerr)
 		return
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
 	rec := Capture(next, r, rt)
 	for _, prefix := range tc.affected(rt, body) {
 		tc.Cache.Invalidate(r.Context(), prefix)
@@ -225,32 +223,11 @@ func (tc *TableCache) affected(rt icerest.Route, body []byte) []string {
 		return []string{cache.TableKey(tc.Catalog, rt.Namespace, rt.Table)}
 	case icerest.OpCreateTable, icerest.OpRegisterTable, icerest.OpDropNamespace:
 		return []string{cache.NamespacePrefix(tc.Catalog, rt.Namespace)}
-	case icerest.OpRenameTable:
-		var req struct {
-			Source, Destination struct {
-				Namespace []string `json:"namespace"`
-				Name      string   `json:"name"`
-			}
-		}
-		if json.Unmarshal(body, &req) == nil {
-			return []string{
-				cache.TableKey(tc.Catalog, req.Source.Namespace, req.Source.Name),
-				cache.TableKey(tc.Catalog, req.Destination.Namespace, req.Destination.Name),
-			}
-		}
-	case icerest.OpCommitTransaction:
-		var req struct {
-			TableChanges []struct {
-				Identifier struct {
-					Namespace []string `json:"namespace"`
-					Name      string   `json:"name"`
-				} `json:"identifier"`
-			} `json:"table-changes"`
-		}
-		if json.Unmarshal(body, &req) == nil {
-			keys := make([]string, 0, len(req.TableChanges))
-			for _, c := range req.TableChanges {
-				keys = append(keys, cache.TableKey(tc.Catalog, c.Identifier.Namespace, c.Identifier.Name))
+	case icerest.OpRenameTable, icerest.OpCommitTransaction:
+		if ids, err := icerest.TouchedTables(rt.Operation, body); err == nil {
+			keys := make([]string, 0, len(ids))
+			for _, id := range ids {
+				keys = append(keys, cache.TableKey(tc.Catalog, id.Namespace, id.Name))
 			}
 			return keys
 		}

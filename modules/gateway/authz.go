@@ -1,13 +1,11 @@
 package gateway
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"io"
 	"net"
 	"net/http"
 	"slices"
@@ -193,16 +191,10 @@ func vettedBody(r *http.Request, rt icerest.Route) (icerest.Touched, *icerest.Er
 	if !icerest.VetsBody(rt.Operation) {
 		return icerest.Touched{}, nil
 	}
-	body, err := io.ReadAll(r.Body)
+	body, err := icerest.HoldBody(r)
 	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return icerest.Touched{}, icerest.Errorf(http.StatusRequestEntityTooLarge, icerest.RequestEntityTooLarge,
-				"request body exceeds %d bytes", mbe.Limit)
-		}
-		return icerest.Touched{}, icerest.Errorf(http.StatusBadRequest, icerest.BadRequest, "reading request body: %v", err)
+		return icerest.Touched{}, err
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
 	return icerest.ValidateBody(rt.Operation, body)
 }
 

@@ -36,6 +36,14 @@ func ValidateBody(op string, body []byte) (Touched, *Error) {
 	return t, nil
 }
 
+// TouchedTables are the tables a rename (source, then destination) or a
+// multi-table commit names, read as ValidateBody reads them: what the
+// policy decides on is what the cache evicts.
+func TouchedTables(op string, body []byte) ([]Identifier, *Error) {
+	t, err := ValidateBody(op, body)
+	return t.Identifiers, err
+}
+
 // Touched is what a valid write body names.
 type Touched struct {
 	Namespace []string // createNamespace: the namespace to be
