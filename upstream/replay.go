@@ -358,4 +358,3 @@ func truncate(s string, n int) string {
 	}
 	return s
 }
-
