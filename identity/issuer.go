@@ -20,9 +20,9 @@ import (
 
 // Client is an OAuth2 client allowed to use the client-credentials grant.
 type Client struct {
-	ID           string   `json:"id"`
-	SecretSHA256 string   `json:"secret_sha256"` // hex SHA-256 of the client secret
-	Groups       []string `json:"groups,omitempty"`
+	ID           string   `json:"id"`               // the client_id, and the principal its tokens name (required)
+	SecretSHA256 string   `json:"secret_sha256"`    // hex SHA-256 of the client secret (required)
+	Groups       []string `json:"groups,omitempty"` // groups its tokens carry, for the policy (default none)
 }
 
 // IssuerConfig configures the built-in token endpoint.
@@ -30,7 +30,7 @@ type IssuerConfig struct {
 	Issuer   string            `json:"issuer,omitempty"`   // `iss` of issued tokens, default "lakegate"
 	Audience string            `json:"audience,omitempty"` // `aud`, default "lakegate"
 	TTL      duration.Duration `json:"ttl,omitempty"`      // default 1h
-	Clients  []Client          `json:"clients,omitempty"`
+	Clients  []Client          `json:"clients,omitempty"`  // who may get tokens (at least one)
 	// SigningSecret (HS256, >= 32 bytes) lets every replica sign and verify the
 	// same tokens; without it an ephemeral ES256 key is generated (one replica
 	// only, and tokens die with the process).

@@ -11,9 +11,9 @@ import (
 
 // StaticToken is one long-lived bearer token, configured by its hash.
 type StaticToken struct {
-	ID     string   `json:"id"`
-	Groups []string `json:"groups,omitempty"`
-	SHA256 string   `json:"sha256"` // hex SHA-256 of the token; tokens are never stored in clear
+	ID     string   `json:"id"`               // the principal the token authenticates as (required)
+	Groups []string `json:"groups,omitempty"` // the principal's groups, for the policy (default none)
+	SHA256 string   `json:"sha256"`           // hex SHA-256 of the token (required); tokens are never stored in clear
 }
 
 // StaticTokens authenticates opaque bearer tokens against configured hashes.

@@ -50,11 +50,13 @@ func (c *CatalogConfig) Separator() string {
 
 // RemoteConfig configures a remote Iceberg REST backend.
 type RemoteConfig struct {
-	// URL is the backend's base URL, without /v1.
+	// URL is the backend's base URL, without /v1 (required).
 	URL string `json:"url"`
-	// Warehouse is sent to the backend as /v1/config?warehouse=.
+	// Warehouse is sent to the backend as /v1/config?warehouse= (default:
+	// none sent).
 	Warehouse string `json:"warehouse,omitempty"`
-	// Prefix overrides the prefix the backend's /v1/config returns.
+	// Prefix overrides the prefix the backend's /v1/config returns
+	// (default: the backend's own).
 	Prefix string `json:"prefix,omitempty"`
 	// Auth is how lakegate authenticates to the backend (default: none).
 	Auth Auth `json:"auth,omitzero"`
@@ -93,20 +95,23 @@ type Auth struct {
 	// Mode is none (the default), bearer, passthrough (the client's own
 	// Authorization header), oauth2 (client credentials) or sigv4.
 	Mode string `json:"mode,omitempty"`
-	// Token is the static bearer token (bearer mode).
+	// Token is the static bearer token (bearer mode, required there). Secrets
+	// here and below may be {env.X} or {file./path} placeholders.
 	Token string `json:"token,omitempty"`
-	// OAuth2 client credentials; TokenURL defaults to <url>/v1/oauth/tokens.
-	TokenURL     string `json:"token_url,omitempty"`
-	ClientID     string `json:"client_id,omitempty"`
-	ClientSecret string `json:"client_secret,omitempty"`
-	Scope        string `json:"scope,omitempty"`
+
+	// OAuth2 client credentials (oauth2 mode).
+	TokenURL     string `json:"token_url,omitempty"`     // default <url>/v1/oauth/tokens
+	ClientID     string `json:"client_id,omitempty"`     // required
+	ClientSecret string `json:"client_secret,omitempty"` // required
+	Scope        string `json:"scope,omitempty"`         // default: none sent
+
 	// SigV4 (AWS Glue / S3 Tables). Without keys the default AWS credential
-	// chain is used. Region and Service (glue or s3tables) are required.
-	Region          string `json:"region,omitempty"`
-	Service         string `json:"service,omitempty"`
-	AccessKeyID     string `json:"access_key_id,omitempty"`
-	SecretAccessKey string `json:"secret_access_key,omitempty"`
-	SessionToken    string `json:"session_token,omitempty"`
+	// chain is used.
+	Region          string `json:"region,omitempty"`            // required
+	Service         string `json:"service,omitempty"`           // required: glue or s3tables
+	AccessKeyID     string `json:"access_key_id,omitempty"`     // default: the AWS credential chain
+	SecretAccessKey string `json:"secret_access_key,omitempty"` // with AccessKeyID
+	SessionToken    string `json:"session_token,omitempty"`     // default: none
 }
 
 // TLS options for the connection to the backend.

@@ -19,11 +19,11 @@ import (
 // CacheConfig tunes a catalog's LoadTable cache.
 type CacheConfig struct {
 	// MaxAge is how long a cached table is served without asking the
-	// backend; 0 revalidates every load (cheaply, with If-None-Match, when
-	// the backend gives ETags).
+	// backend; 0, the default, revalidates every load (cheaply, with
+	// If-None-Match, when the backend gives ETags).
 	MaxAge duration.Duration `json:"max_age,omitempty"`
 	// StaleIfError is how long past MaxAge a metadata-only copy may still
-	// be served while the backend fails (0: never).
+	// be served while the backend fails (default 0: never).
 	StaleIfError duration.Duration `json:"stale_if_error,omitempty"`
 }
 

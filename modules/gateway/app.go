@@ -29,23 +29,29 @@ type App struct {
 	// and then use as {prefix}.
 	Catalogs []CatalogConfig `json:"catalogs,omitempty"`
 	// DefaultCatalog answers /v1/config without `warehouse` and the
-	// prefix-less /v1/namespaces/... path form.
+	// prefix-less /v1/namespaces/... path form (default: none; such
+	// requests are then a 400).
 	DefaultCatalog string `json:"default_catalog,omitempty"`
-	// Redis is the URL of the Redis that replicas share state through
-	// (Idempotency-Key replay, the LoadTable cache's L2 and invalidation
-	// bus, Delta staging); empty keeps state in process memory.
+	// Redis is the URL (redis:// or rediss://; a password may be a
+	// {env.X} or {file./path} placeholder) of the Redis that replicas
+	// share state through (Idempotency-Key replay, the LoadTable cache's
+	// L2 and invalidation bus, Delta staging). Default: empty, state stays
+	// in process memory.
 	Redis string `json:"redis,omitempty"`
 	// ReplayRedis, when set, holds Idempotency-Key records instead of
 	// Redis: a Redis with maxmemory-policy noeviction, so a record is never
 	// evicted (a retry would then apply twice), while Redis may evict
-	// cache entries (allkeys-lru).
+	// cache entries (allkeys-lru). Default: empty, records go to Redis.
 	ReplayRedis string `json:"replay_redis,omitempty"`
-	// CacheLimits bounds the in-process LoadTable cache (L1).
+	// CacheLimits bounds the in-process LoadTable cache (L1); default
+	// 10,000 entries and 256 MiB.
 	CacheLimits *CacheLimits `json:"cache,omitempty"`
 	// Identity configures authentication of callers (JWT, static tokens,
-	// lakegate as token issuer).
+	// lakegate as token issuer). Default: none, every caller is
+	// anonymous.
 	Identity *IdentityConfig `json:"identity,omitempty"`
-	// Policy configures OPA authorization of every operation.
+	// Policy configures OPA authorization of every operation. Default:
+	// none, every authenticated caller may do everything.
 	Policy *policies.Config `json:"policy,omitempty"`
 
 	backends   map[string]*catalogState
@@ -60,8 +66,11 @@ type App struct {
 // CatalogConfig is one catalog the gateway serves: its client-visible
 // name and exactly one backend.
 type CatalogConfig struct {
+	// Name is what clients pass as `warehouse` and use as {prefix}
+	// (required, unique).
 	Name string `json:"name"`
 	// Embedded serves the catalog from lakegate's own embedded catalog.
+	// Exactly one of Embedded and Remote is set.
 	Embedded *embedded.Config `json:"embedded,omitempty"`
 	// Remote fronts an Iceberg REST catalog over HTTP.
 	Remote *upstream.RemoteConfig `json:"remote,omitempty"`
@@ -69,9 +78,10 @@ type CatalogConfig struct {
 	// get 413.
 	MaxRequestBody int64 `json:"max_request_body,omitempty"`
 	// Idempotency turns on Idempotency-Key replay for the catalog's
-	// mutations, whatever the backend supports.
+	// mutations, whatever the backend supports. Default: off (keys are
+	// passed to the backend).
 	Idempotency *upstream.ReplayConfig `json:"idempotency,omitempty"`
-	// Cache turns on the LoadTable cache for the catalog.
+	// Cache turns on the LoadTable cache for the catalog. Default: off.
 	Cache *upstream.CacheConfig `json:"cache,omitempty"`
 	// AllowedLocations are storage roots (absolute paths or URLs such as
 	// s3://bucket/prefix) where the catalog's tables may live. An
@@ -84,8 +94,10 @@ type CatalogConfig struct {
 
 // CacheLimits bounds L1, the in-process part of the LoadTable cache.
 type CacheLimits struct {
-	MaxEntries int   `json:"max_entries,omitempty"`
-	MaxBytes   int64 `json:"max_bytes,omitempty"`
+	// MaxEntries is how many LoadTable answers L1 holds (default 10,000).
+	MaxEntries int `json:"max_entries,omitempty"`
+	// MaxBytes is how many bytes of answers L1 holds (default 256 MiB).
+	MaxBytes int64 `json:"max_bytes,omitempty"`
 }
 
 // catalogState is a provisioned catalog.

@@ -23,10 +23,16 @@ import (
 type IdentityConfig struct {
 	// Required refuses anonymous requests with 401; otherwise a request
 	// without credentials runs as the principal "anonymous".
-	Required bool                   `json:"required,omitempty"`
-	JWT      []identity.JWTConfig   `json:"jwt,omitempty"`
-	Tokens   []identity.StaticToken `json:"tokens,omitempty"`
-	// Issuer makes lakegate an OAuth2 token issuer at /v1/oauth/tokens.
+	// Default false.
+	Required bool `json:"required,omitempty"`
+	// JWT accepts bearer JWTs of these issuers, each verified against its
+	// JWKS (default: none).
+	JWT []identity.JWTConfig `json:"jwt,omitempty"`
+	// Tokens are static bearer tokens, each naming its principal (default:
+	// none).
+	Tokens []identity.StaticToken `json:"tokens,omitempty"`
+	// Issuer makes lakegate an OAuth2 token issuer at /v1/oauth/tokens
+	// (default: off).
 	Issuer *identity.IssuerConfig `json:"issuer,omitempty"`
 }
 

@@ -33,22 +33,27 @@ func init() {
 // out as presigned S3 URLs or, for local warehouses, as lakegate's own
 // signed URLs under {prefix}/files/.
 type SharingHandler struct {
-	// Prefix is the path the protocol is served under.
-	Prefix string        `json:"prefix,omitempty"`
+	// Prefix is the path the protocol is served under (default
+	// /delta-sharing).
+	Prefix string `json:"prefix,omitempty"`
+	// Shares are what recipients may read (at least one).
 	Shares []ShareConfig `json:"shares"`
 	// URLLifetime is how long file URLs stay valid (default 1h).
 	URLLifetime caddy.Duration `json:"url_lifetime,omitempty"`
-	// Planning is "auto" (backend plans when it can) or "local".
+	// Planning is "auto" (the default: the backend plans when it
+	// advertises scan planning) or "local" (lakegate reads the manifests).
 	Planning sharing.Planning `json:"planning,omitempty"`
 	// SigningKey (base64, >= 32 bytes) signs file URLs and page tokens.
 	// Replicas must share it; without one, a random key is made at start
-	// and URLs die with the process.
+	// and URLs die with the process (default: that random key).
 	SigningKey string `json:"signing_key,omitempty"`
 	// PublicURL is the base URL recipients reach lakegate at (for file
-	// URLs and profiles) when it is behind a proxy; else the request's.
+	// URLs and profiles) when it is behind a proxy (default: the
+	// request's scheme and host).
 	PublicURL string `json:"public_url,omitempty"`
 	// S3 are FileIO properties used to presign S3 URLs when a table's
-	// LoadTable vends no credentials.
+	// LoadTable vends no credentials (default: none; such tables' files
+	// on S3 cannot be shared).
 	S3 map[string]string `json:"s3,omitempty"`
 	// MaxChangeVersions bounds the versions one changes request (or query
 	// with startingVersion) may span; each is one metadata file to read
@@ -72,13 +77,17 @@ type SharingHandler struct {
 // ShareConfig is a share and the recipients its bearer tokens name.
 type ShareConfig struct {
 	sharing.Share
+	// Recipients may read the share, each with its own token (default:
+	// none, nobody can).
 	Recipients []RecipientConfig `json:"recipients,omitempty"`
 }
 
 // RecipientConfig is one recipient: its token is stored only as a
 // SHA-256 hash (`caddy sharing-recipient` makes one).
 type RecipientConfig struct {
-	Name        string `json:"name"`
+	// Name is the recipient as logs and the policy see it (required).
+	Name string `json:"name"`
+	// TokenSHA256 is the hex SHA-256 of its bearer token (required).
 	TokenSHA256 string `json:"token_sha256"`
 	// Expires (RFC 3339) ends the token's validity; empty never does.
 	Expires string `json:"expires,omitempty"`

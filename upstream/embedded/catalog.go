@@ -37,14 +37,16 @@ const (
 type Config struct {
 	// Name is the catalog name: the catalog_name of its rows in the
 	// database (several catalogs may share one database) and the prefix it
-	// advertises in /v1/config.
+	// advertises in /v1/config (required; in the gateway, default the
+	// gateway catalog's name).
 	Name string `json:"name,omitempty"`
 	// Database is "sqlite" (default) or "postgres".
 	Database string `json:"database,omitempty"`
-	// DSN is the SQLite file path, or a PostgreSQL URL.
+	// DSN is the SQLite file path, or a PostgreSQL URL (required).
 	DSN string `json:"dsn,omitempty"`
 	// Warehouse is the root location for new tables: a local directory
-	// (made absolute) or a URL such as file:///data or s3://bucket/prefix.
+	// (made absolute) or a URL such as file:///data or s3://bucket/prefix
+	// (required).
 	Warehouse string `json:"warehouse,omitempty"`
 	// AllowedLocations are roots besides the warehouse (absolute paths or
 	// URLs) where tables and views may live and metadata may be read.
@@ -53,12 +55,13 @@ type Config struct {
 	AllowedLocations []string `json:"-"`
 	// Properties are passed to iceberg-go as catalog properties (for
 	// example s3.endpoint, s3.region) and advertised as /v1/config
-	// defaults, minus secrets.
+	// defaults, minus secrets (default: none).
 	Properties map[string]string `json:"properties,omitempty"`
 	// NamespaceSeparator is the decoded separator advertised in /v1/config
 	// (default 0x1F). 0x1F is always accepted as well.
 	NamespaceSeparator string `json:"namespace_separator,omitempty"`
-	// Auth optionally protects the catalog with bearer tokens.
+	// Auth optionally protects the catalog with bearer tokens (default:
+	// none).
 	Auth AuthConfig `json:"auth,omitzero"`
 }
 
