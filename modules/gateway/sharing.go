@@ -109,7 +109,8 @@ func (SharingHandler) CaddyModule() caddy.ModuleInfo {
 	}
 }
 
-// Provision checks the shares and recipients and builds the translator.
+// Provision resolves the door's secrets and builds the translator; what
+// the config must satisfy is Validate's.
 func (h *SharingHandler) Provision(ctx caddy.Context) error {
 	app, err := ctx.App("lakegate")
 	if err != nil {
@@ -127,22 +128,31 @@ func (h *SharingHandler) Provision(ctx caddy.Context) error {
 	if h.S3, err = s.resolveProperties("lakegate_sharing s3", h.S3); err != nil {
 		return fmt.Errorf("lakegate_sharing: %w", err)
 	}
-	shares := make([]sharing.Share, len(h.Shares))
-	for i, s := range h.Shares {
-		shares[i] = s.Share
-	}
-	if err := sharing.Validate(shares); err != nil {
-		return fmt.Errorf("lakegate_sharing: %w", err)
-	}
-	if err := h.checkCatalogs(shares); err != nil {
-		return err
-	}
 	if h.recipients, err = recipients(h.Shares); err != nil {
 		return fmt.Errorf("lakegate_sharing: %w", err)
 	}
 	sealer, err := h.sealer()
 	if err != nil {
 		return fmt.Errorf("lakegate_sharing: %w", err)
+	}
+	h.server = &sharing.Server{
+		Shares: h.shares(), Catalogs: translate.NewCatalogs(h.app), Sealer: sealer,
+		URLLifetime: time.Duration(h.URLLifetime), Planning: h.Planning, S3: h.S3,
+		MaxVersions: h.MaxChangeVersions, ChangeDir: h.changeDir(), MaxRewriteBytes: h.MaxChangeRewriteBytes,
+		Log: h.log,
+	}
+	return nil
+}
+
+// Validate checks the shares (names, references to configured catalogs)
+// and the door's options.
+func (h *SharingHandler) Validate() error {
+	shares := h.shares()
+	if err := sharing.Validate(shares); err != nil {
+		return fmt.Errorf("lakegate_sharing: %w", err)
+	}
+	if err := h.checkCatalogs(shares); err != nil {
+		return err
 	}
 	switch h.Planning {
 	case "", sharing.PlanAuto, sharing.PlanLocal:
@@ -152,13 +162,16 @@ func (h *SharingHandler) Provision(ctx caddy.Context) error {
 	if d := h.changeDir(); d != "" && !filepath.IsAbs(d) {
 		return fmt.Errorf("lakegate_sharing: change_data_dir must be an absolute path, not %q", d)
 	}
-	h.server = &sharing.Server{
-		Shares: shares, Catalogs: translate.NewCatalogs(h.app), Sealer: sealer,
-		URLLifetime: time.Duration(h.URLLifetime), Planning: h.Planning, S3: h.S3,
-		MaxVersions: h.MaxChangeVersions, ChangeDir: h.changeDir(), MaxRewriteBytes: h.MaxChangeRewriteBytes,
-		Log: h.log,
-	}
 	return nil
+}
+
+// shares are the configured shares without their recipients.
+func (h *SharingHandler) shares() []sharing.Share {
+	shares := make([]sharing.Share, len(h.Shares))
+	for i, s := range h.Shares {
+		shares[i] = s.Share
+	}
+	return shares
 }
 
 // changeDir is where derived change files live ("" when turned off).
@@ -341,5 +354,6 @@ func (h *SharingHandler) access(r *http.Request, c recipientCaller) sharing.Acce
 // Interface guards
 var (
 	_ caddy.Provisioner           = (*SharingHandler)(nil)
+	_ caddy.Validator             = (*SharingHandler)(nil)
 	_ caddyhttp.MiddlewareHandler = (*SharingHandler)(nil)
 )

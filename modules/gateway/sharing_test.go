@@ -30,6 +30,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/catalog/rest"
 	"github.com/apache/iceberg-go/table"
+	"github.com/caddyserver/caddy/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -1111,4 +1112,31 @@ func TestSharingChangeRangeLimit(t *testing.T) {
 	require.Equal(t, 400, r.status, "%s", r.body)
 	assert.Equal(t, `versions 0 to 3 of table "long" are 4 versions; lakegate reads at most 2 per request `+
 		`(each is one metadata file): ask for a shorter range`, r.json(t)["message"])
+}
+
+// A sharing door whose config cannot work is refused at load, with the
+// option named.
+func TestSharingConfigRefused(t *testing.T) {
+	for name, tc := range map[string]struct {
+		extra map[string]any
+		want  string
+	}{
+		"unknown planning":    {map[string]any{"planning": "remote"}, `lakegate_sharing: planning must be auto or local, not "remote"`},
+		"relative change dir": {map[string]any{"change_data_dir": "changes"}, `lakegate_sharing: change_data_dir must be an absolute path, not "changes"`},
+		"unknown catalog": {map[string]any{"shares": []any{map[string]any{"name": "s", "schemas": []any{map[string]any{
+			"name": "x", "tables": []any{map[string]any{"name": "t", "catalog": "nowhere", "namespace": []string{"n"}, "table": "t"}}}}}}},
+			`lakegate_sharing: table s.x.t: no catalog named "nowhere"`},
+		"bad token hash": {map[string]any{"shares": []any{map[string]any{"name": "s", "schemas": []any{},
+			"recipients": []any{map[string]any{"name": "p", "token_sha256": "abc"}}}}},
+			"lakegate_sharing: recipient p of share s: token_sha256 must be 64 hex digits"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			addr := freeAddr(t)
+			app := map[string]any{"catalogs": []any{remote("lake", "http://127.0.0.1:9", nil)}}
+			err := caddy.Load(caddyJSONHandlers(t, addr, app, sharingHandler(tc.extra)), true)
+			t.Cleanup(func() { _ = caddy.Stop() })
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
 }
