@@ -155,15 +155,9 @@ func parseCatalog(d *caddyfile.Dispenser) (CatalogConfig, error) {
 			}
 			cc.AllowedLocations = append(cc.AllowedLocations, locs...)
 		case "max_request_body":
-			var s string
-			if err := oneArg(d, &s); err != nil {
+			if err := sizeArg(d, &cc.MaxRequestBody); err != nil {
 				return cc, err
 			}
-			size, err := humanize.ParseBytes(s)
-			if err != nil || size == 0 {
-				return cc, d.Errf("max_request_body: invalid size %q", s)
-			}
-			cc.MaxRequestBody = int64(size)
 		default:
 			return cc, d.Errf("unknown catalog option %q", d.Val())
 		}
@@ -266,8 +260,9 @@ func parseIdempotency(d *caddyfile.Dispenser) (*upstream.ReplayConfig, error) {
 	return cfg, nil
 }
 
-// sizeArg reads one positive byte size (1MiB, 512KB, 4096) into dst.
-func sizeArg(d *caddyfile.Dispenser, dst *int) error {
+// sizeArg reads one positive byte size (1MiB, 512KB, 4096), at most 2 GiB,
+// into dst: every size option of the Caddyfile reads the same way.
+func sizeArg[T int | int64](d *caddyfile.Dispenser, dst *T) error {
 	opt := d.Val()
 	var s string
 	if err := oneArg(d, &s); err != nil {
@@ -275,9 +270,9 @@ func sizeArg(d *caddyfile.Dispenser, dst *int) error {
 	}
 	n, err := humanize.ParseBytes(s)
 	if err != nil || n == 0 || n > 1<<31 {
-		return d.Errf("%s: invalid size %q", opt, s)
+		return d.Errf("%s: invalid size %q (a positive size up to 2GiB, such as 512KiB or 64MiB)", opt, s)
 	}
-	*dst = int(n)
+	*dst = T(n)
 	return nil
 }
 
@@ -288,21 +283,15 @@ func parseCacheLimits(d *caddyfile.Dispenser) (*CacheLimits, error) {
 		return nil, err
 	}
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		var s string
 		switch opt := d.Val(); opt {
 		case "max_entries":
 			if err := intArg(d, &limits.MaxEntries); err != nil {
 				return nil, err
 			}
 		case "max_bytes":
-			if err := oneArg(d, &s); err != nil {
+			if err := sizeArg(d, &limits.MaxBytes); err != nil {
 				return nil, err
 			}
-			n, err := humanize.ParseBytes(s)
-			if err != nil {
-				return nil, d.Errf("max_bytes: invalid size %q", s)
-			}
-			limits.MaxBytes = int64(n)
 		default:
 			return nil, d.Errf("unknown cache option %q", opt)
 		}

@@ -29,7 +29,7 @@ func init() {
 //		s3 <fileio-property> <value>
 //		max_change_versions <n>        (default 1000)
 //		change_data_dir <dir>|off      (default: Caddy's data dir/lakegate/sharing-changes)
-//		max_change_rewrite_bytes <n>   (default 67108864)
+//		max_change_rewrite_bytes <size> (default 64MiB)
 //		share <name> {
 //			comment <text>
 //			recipient <name> token <token> | sha256 <hex> [expires <rfc3339>]
@@ -65,14 +65,7 @@ func (s *SharingHandler) parseOption(d *caddyfile.Dispenser) error {
 	case "change_data_dir":
 		return oneArg(d, &s.ChangeDataDir)
 	case "max_change_rewrite_bytes":
-		var n int
-		if err := intArg(d, &n); err != nil {
-			return err
-		}
-		if n < 1 {
-			return d.Errf("max_change_rewrite_bytes must be at least 1")
-		}
-		s.MaxChangeRewriteBytes = int64(n)
+		return sizeArg(d, &s.MaxChangeRewriteBytes)
 	case "max_change_versions":
 		if err := intArg(d, &s.MaxChangeVersions); err != nil {
 			return err

@@ -356,7 +356,7 @@ http://127.0.0.1:8181 {
 		url_lifetime 10m
 		max_change_versions 50
 		change_data_dir /var/lib/lakegate/changes
-		max_change_rewrite_bytes 1048576
+		max_change_rewrite_bytes 1MiB
 		share s {
 			recipient r token abc
 			schema sc {
@@ -380,5 +380,25 @@ http://127.0.0.1:8181 {
 		_, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte("http://127.0.0.1:8181 {\n\t"+bad+"\n}\n"),
 			map[string]any{"filename": "Caddyfile"})
 		assert.Error(t, err, bad)
+	}
+}
+
+// Every size option reads the same way (sizeArg) and says what it wants.
+func TestAdaptRejectsBadSizes(t *testing.T) {
+	wrap := map[string]string{
+		"max_request_body":         "{\n lakegate {\n catalog a {\n max_request_body %s\n }\n }\n}",
+		"max_record_bytes":         "{\n lakegate {\n catalog a {\n idempotency {\n max_record_bytes %s\n }\n }\n }\n}",
+		"max_bytes":                "{\n lakegate {\n cache {\n max_bytes %s\n }\n }\n}",
+		"max_change_rewrite_bytes": ":8080 {\n lakegate_sharing {\n max_change_rewrite_bytes %s\n }\n}",
+	}
+	for opt, cf := range wrap {
+		for _, bad := range []string{"lots", "0", "-1", "3GiB", "1.5.5MB"} {
+			_, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(fmt.Sprintf(cf, bad)), nil)
+			require.Error(t, err, "%s %s", opt, bad)
+			assert.Contains(t, err.Error(),
+				fmt.Sprintf("%s: invalid size %q (a positive size up to 2GiB, such as 512KiB or 64MiB)", opt, bad))
+		}
+		_, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(fmt.Sprintf(cf, "64MiB")), nil)
+		assert.NoError(t, err, opt)
 	}
 }
