@@ -1,5 +1,5 @@
 // Command loadgen drives LoadTable load at an Iceberg REST catalog on
-// loopback, for examples/bench/run.sh. Its modes:
+// loopback, for examples/bench/run.sh and interop/bench/run.sh. Its modes:
 //
 //	loadgen -wait -url http://127.0.0.1:18181
 //	    poll GET /v1/config until it answers 200 (at most -timeout)
@@ -11,15 +11,36 @@
 //	    closed-loop GET /v1/{prefix}/namespaces/{ns}/tables/{table} from
 //	    -concurrency workers for -duration (after -warmup), at most
 //	    -max-requests in all; prints one JSON object:
-//	    {requests, seconds, rps, p50_us, p99_us, errors}
+//	    {requests, seconds, rps, p50_us, p99_us, errors, bytes, cache,
+//	    unexpected}. The first GET must be a LoadTable answer (a 200 whose
+//	    body has a metadata-location), so a proxy that reaches the wrong
+//	    site fails fast instead of measuring empty 200s. cache counts the
+//	    successful answers by their Lakegate-Cache header ("none": absent);
+//	    with -expect-cache V, unexpected counts those not V
+//	loadgen -probe -url http://127.0.0.1:18182 -prefix remote
+//	    one GET of the table; prints the status, the response headers and
+//	    Body-Bytes curl-style, and fails unless it is 200
+//	loadgen -serve 127.0.0.1:18103 -from http://127.0.0.1:18181/v1/local/namespaces/bench/tables/events
+//	    GET -from once (it must be a LoadTable answer), then answer every
+//	    GET on -serve with exactly that body and its Content-Type and ETag,
+//	    from memory, with plain net/http, until killed
+//	loadgen -redis redis://127.0.0.1:6379/0 [-forget-table -prefix remote]
+//	    PING Redis (fails unless it answers); with -forget-table, also drop
+//	    the table's entries (-prefix is the catalog name) from lakegate's
+//	    L2 cache there, through lakegate's own cache package
 //	loadgen -summarize DIR
 //	    read DIR/direct-*.json and DIR/gateway-*.json (outputs of the load
-//	    mode) and print a markdown comparison
+//	    mode) and print a markdown comparison (interop/bench/run.sh)
+//	loadgen -report DIR
+//	    read the rounds examples/bench/run.sh wrote to DIR (runs.tsv,
+//	    RUN-N.json, cpu-RUN-N.txt, skipped.tsv) and print the target table
+//	    and the per-round details (see report.go)
 //
-// It only talks to loopback addresses.
+// It only talks to loopback addresses (Redis included).
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -52,7 +73,13 @@ func main() {
 	var (
 		setup       = flag.Bool("setup", false, "create the namespace and table with -snapshots snapshots, then exit")
 		wait        = flag.Bool("wait", false, "wait until -url answers GET /v1/config with 200, then exit")
+		probe       = flag.Bool("probe", false, "GET the table once and print the status and headers, then exit")
+		serveAddr   = flag.String("serve", "", "serve the answer of -from from memory on this loopback address")
+		from        = flag.String("from", "", "for -serve: the URL whose answer is served")
+		redisURL    = flag.String("redis", "", "PING this Redis (loopback only), then exit")
+		forget      = flag.Bool("forget-table", false, "with -redis: drop the table from lakegate's L2 cache (catalog -prefix)")
 		summarize   = flag.String("summarize", "", "print a markdown comparison of DIR/direct-*.json and DIR/gateway-*.json")
+		report      = flag.String("report", "", "print the target table of the rounds examples/bench/run.sh wrote to DIR")
 		base        = flag.String("url", "http://127.0.0.1:18181", "catalog base URL (loopback only), without /v1")
 		prefix      = flag.String("prefix", "local", "catalog prefix (the warehouse name; raw path text, may be empty)")
 		warehouse   = flag.String("warehouse", "", "warehouse for -setup (default: -prefix)")
@@ -65,11 +92,28 @@ func main() {
 		maxRequests = flag.Int64("max-requests", 5_000_000, "upper bound on measured requests")
 		timeout     = flag.Duration("timeout", 30*time.Second, "per-request timeout; also the -wait deadline")
 		op          = flag.String("op", "load", "load: GET LoadTable of -table; commit: each worker commits a property change to its own table -table_<worker> (-setup -op commit creates them)")
+		expectCache = flag.String("expect-cache", "", "count successful loads whose Lakegate-Cache header is not this (none: no header) as unexpected")
 	)
 	flag.Parse()
 
-	if *summarize != "" {
+	switch {
+	case *summarize != "":
 		if err := summary(os.Stdout, *summarize); err != nil {
+			fatal(err)
+		}
+		return
+	case *report != "":
+		if err := writeReport(os.Stdout, *report); err != nil {
+			fatal(err)
+		}
+		return
+	case *redisURL != "":
+		if err := pingRedis(*redisURL, *forget, *prefix, *namespace, *tableName); err != nil {
+			fatal(err)
+		}
+		return
+	case *serveAddr != "":
+		if err := serveFromMemory(*serveAddr, *from, *timeout); err != nil {
 			fatal(err)
 		}
 		return
@@ -77,9 +121,15 @@ func main() {
 	if err := loopbackOnly(*base); err != nil {
 		fatal(err)
 	}
+	target := strings.TrimRight(*base, "/") + "/v1/" + prefixPath(*prefix) +
+		"namespaces/" + url.PathEscape(*namespace) + "/tables/" + url.PathEscape(*tableName)
 	switch {
 	case *wait:
 		if err := waitReady(*base, *timeout); err != nil {
+			fatal(err)
+		}
+	case *probe:
+		if err := probeTable(os.Stdout, target, *timeout); err != nil {
 			fatal(err)
 		}
 	case *setup && *op == "commit":
@@ -99,18 +149,26 @@ func main() {
 		if *concurrency < 1 || *duration <= 0 || *maxRequests < 1 {
 			fatal(errors.New("-concurrency, -duration and -max-requests must be positive"))
 		}
-		target := strings.TrimRight(*base, "/") + "/v1/" + prefixPath(*prefix) +
-			"namespaces/" + url.PathEscape(*namespace) + "/tables/" + url.PathEscape(*tableName)
 		send, err := sender(*op, target)
 		if err != nil {
 			fatal(err)
 		}
-		res, err := load(send, *concurrency, *warmup, *duration, *maxRequests, *timeout)
+		if *op == "load" {
+			// fail fast when the table is not there, or the answer is not one
+			if _, _, err := fetchLoadTable(target, *timeout); err != nil {
+				fatal(err)
+			}
+		}
+		res, err := load(send, *concurrency, *warmup, *duration, *maxRequests, *timeout, *expectCache)
 		if err != nil {
 			fatal(err)
 		}
 		out, _ := json.Marshal(res)
 		fmt.Println(string(out))
+		if res.Unexpected > 0 {
+			fmt.Fprintf(os.Stderr, "loadgen: %d of %d loads were not answered %s=%s: %v\n",
+				res.Unexpected, res.Requests-res.Errors, cacheHeader, *expectCache, res.Cache)
+		}
 	}
 }
 
@@ -144,11 +202,15 @@ func loopbackOnly(raw string) error {
 	if err != nil {
 		return err
 	}
-	host := u.Hostname()
-	if ip := net.ParseIP(host); (ip != nil && ip.IsLoopback()) || host == "localhost" {
+	if loopbackHost(u.Hostname()) {
 		return nil
 	}
 	return fmt.Errorf("%s: only loopback addresses are allowed", raw)
+}
+
+func loopbackHost(host string) bool {
+	ip := net.ParseIP(host)
+	return (ip != nil && ip.IsLoopback()) || host == "localhost"
 }
 
 func waitReady(base string, limit time.Duration) error {
@@ -235,12 +297,30 @@ type Result struct {
 	P50us    int64   `json:"p50_us"`   // latency of successful requests
 	P99us    int64   `json:"p99_us"`
 	Errors   int64   `json:"errors"` // transport errors and non-200 answers
+	// Bytes is the response body bytes of the successful requests.
+	Bytes int64 `json:"bytes,omitempty"`
+	// Cache counts the successful requests by Lakegate-Cache header
+	// ("none": the answer had none).
+	Cache map[string]int64 `json:"cache,omitempty"`
+	// Unexpected counts the successful requests whose Lakegate-Cache
+	// header was not -expect-cache (0 without it).
+	Unexpected int64 `json:"unexpected,omitempty"`
+}
+
+// cacheHeader is lakegate's upstream.CacheHeader: how a LoadTable was
+// answered (hit-l1, hit-l2, revalidated, miss, stale).
+const cacheHeader = "Lakegate-Cache"
+
+// reply is what a successful request answered.
+type reply struct {
+	cache string // Lakegate-Cache header, "none" when absent
+	bytes int64  // body bytes
 }
 
 // load runs closed-loop GETs of target: each worker sends its next
 // request when the previous one finished. Requests cut off by the end
 // of the measured window are not counted.
-func load(send sendFunc, workers int, warmup, dur time.Duration, maxReq int64, timeout time.Duration) (Result, error) {
+func load(send sendFunc, workers int, warmup, dur time.Duration, maxReq int64, timeout time.Duration, expectCache string) (Result, error) {
 	client := &http.Client{
 		Timeout: timeout,
 		Transport: &http.Transport{
@@ -251,7 +331,7 @@ func load(send sendFunc, workers int, warmup, dur time.Duration, maxReq int64, t
 	}
 	defer client.CloseIdleConnections()
 	// fail fast when the table is not there
-	if err := send(context.Background(), client, 0); err != nil {
+	if _, err := send(context.Background(), client, 0); err != nil {
 		return Result{}, err
 	}
 	if warmup > 0 {
@@ -262,7 +342,7 @@ func load(send sendFunc, workers int, warmup, dur time.Duration, maxReq int64, t
 
 	ctx, cancel := context.WithTimeout(context.Background(), dur)
 	defer cancel()
-	var st stats
+	st := stats{cache: map[string]int64{}}
 	st.budget.Store(maxReq)
 	start := time.Now()
 	run(ctx, client, send, workers, maxReq, &st)
@@ -270,14 +350,24 @@ func load(send sendFunc, workers int, warmup, dur time.Duration, maxReq int64, t
 
 	lat := st.latencies()
 	ok := int64(len(lat))
-	return Result{
+	res := Result{
 		Requests: ok + st.errors.Load(),
 		Seconds:  elapsed,
 		RPS:      float64(ok) / elapsed,
 		P50us:    percentile(lat, 0.50),
 		P99us:    percentile(lat, 0.99),
 		Errors:   st.errors.Load(),
-	}, nil
+		Bytes:    st.bytes,
+		Cache:    st.cache,
+	}
+	if expectCache != "" {
+		for v, n := range st.cache {
+			if v != expectCache {
+				res.Unexpected += n
+			}
+		}
+	}
+	return res, nil
 }
 
 type stats struct {
@@ -285,6 +375,8 @@ type stats struct {
 	errors atomic.Int64
 	mu     sync.Mutex
 	lat    [][]time.Duration
+	bytes  int64
+	cache  map[string]int64
 }
 
 func (s *stats) latencies() []time.Duration {
@@ -304,7 +396,11 @@ func run(ctx context.Context, client *http.Client, send sendFunc, workers int, m
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var mine []time.Duration
+			var (
+				mine   []time.Duration
+				nbytes int64
+				cache  = map[string]int64{}
+			)
 			if st != nil {
 				mine = make([]time.Duration, 0, 4096)
 			}
@@ -313,7 +409,7 @@ func run(ctx context.Context, client *http.Client, send sendFunc, workers int, m
 					break
 				}
 				t0 := time.Now()
-				err := send(ctx, client, w)
+				rep, err := send(ctx, client, w)
 				d := time.Since(t0)
 				if ctx.Err() != nil {
 					break // cut off by the end of the window: not counted
@@ -328,10 +424,16 @@ func run(ctx context.Context, client *http.Client, send sendFunc, workers int, m
 					continue
 				}
 				mine = append(mine, d)
+				nbytes += rep.bytes
+				cache[rep.cache]++
 			}
 			if st != nil {
 				st.mu.Lock()
 				st.lat = append(st.lat, mine)
+				st.bytes += nbytes
+				for k, n := range cache {
+					st.cache[k] += n
+				}
 				st.mu.Unlock()
 			}
 		}()
@@ -340,7 +442,7 @@ func run(ctx context.Context, client *http.Client, send sendFunc, workers int, m
 }
 
 // sendFunc sends one request of worker w and wants a 200.
-type sendFunc func(ctx context.Context, client *http.Client, w int) error
+type sendFunc func(ctx context.Context, client *http.Client, w int) (reply, error)
 
 // sender is the request of an -op: LoadTable of target, or a commit to the
 // worker's own table (target_<w>) that sets one property, so workers never
@@ -348,10 +450,10 @@ type sendFunc func(ctx context.Context, client *http.Client, w int) error
 func sender(op, target string) (sendFunc, error) {
 	switch op {
 	case "load":
-		return func(ctx context.Context, c *http.Client, _ int) error { return get(ctx, c, target) }, nil
+		return func(ctx context.Context, c *http.Client, _ int) (reply, error) { return get(ctx, c, target) }, nil
 	case "commit":
 		var n atomic.Int64
-		return func(ctx context.Context, c *http.Client, w int) error {
+		return func(ctx context.Context, c *http.Client, w int) (reply, error) {
 			body := fmt.Sprintf(`{"requirements":[],"updates":[{"action":"set-properties","updates":{"loadgen.n":"%d"}}]}`, n.Add(1))
 			return post(ctx, c, fmt.Sprintf("%s_%d", target, w), body)
 		}, nil
@@ -380,38 +482,65 @@ func setupCommitTables(ctx context.Context, base, prefix, ns, name string, worke
 }
 
 // post sends one commit body, reads the answer whole and wants a 200.
-func post(ctx context.Context, client *http.Client, target, body string) error {
+func post(ctx context.Context, client *http.Client, target, body string) (reply, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, strings.NewReader(body))
 	if err != nil {
-		return err
+		return reply{}, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	return wantOK(client, req)
 }
 
 // get sends one GET, reads the body whole and wants a 200.
-func get(ctx context.Context, client *http.Client, target string) error {
+func get(ctx context.Context, client *http.Client, target string) (reply, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
-		return err
+		return reply{}, err
 	}
 	return wantOK(client, req)
 }
 
-func wantOK(client *http.Client, req *http.Request) error {
+func wantOK(client *http.Client, req *http.Request) (reply, error) {
 	resp, err := client.Do(req)
 	if err != nil {
-		return err
+		return reply{}, err
 	}
-	_, err = io.Copy(io.Discard, resp.Body)
+	n, err := io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	if err != nil {
-		return err
+		return reply{}, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s %s: %s", req.Method, req.URL, resp.Status)
+		return reply{}, fmt.Errorf("%s %s: %s", req.Method, req.URL, resp.Status)
 	}
-	return nil
+	return reply{cache: cmp.Or(resp.Header.Get(cacheHeader), "none"), bytes: n}, nil
+}
+
+// fetchLoadTable GETs target once and wants a LoadTable answer: a 200
+// whose JSON body has a metadata-location. It returns the response (its
+// body read) and the body.
+func fetchLoadTable(target string, timeout time.Duration) (*http.Response, []byte, error) {
+	client := &http.Client{Timeout: timeout}
+	resp, err := client.Get(target)
+	if err != nil {
+		return nil, nil, err
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return nil, nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return resp, body, fmt.Errorf("GET %s: %s: %.200s", target, resp.Status, bytes.TrimSpace(body))
+	}
+	var doc struct {
+		MetadataLocation string `json:"metadata-location"`
+	}
+	if err := json.Unmarshal(body, &doc); err != nil || doc.MetadataLocation == "" {
+		return resp, body, fmt.Errorf("GET %s: a 200 of %d bytes that is no LoadTable answer "+
+			"(no metadata-location; a proxy reaching the wrong site?)", target, len(body))
+	}
+	return resp, body, nil
 }
 
 // percentile is the nearest-rank percentile of sorted, in microseconds.
