@@ -53,7 +53,7 @@ func isTimeout(err error) bool {
 // status must carry an Iceberg error body, a success must be valid JSON
 // carrying what the operation must return, and a 502/504 on a write means
 // its outcome is unknown.
-func checkResponse(resp *http.Response, body []byte, op string) *icerest.Error {
+func checkResponse(resp *http.Response, body []byte, op string) error {
 	status := resp.StatusCode
 	if icerest.IsMutation(op) && (status == http.StatusBadGateway || status == http.StatusGatewayTimeout) {
 		return icerest.Errorf(status, icerest.CommitStateUnknown,
@@ -89,7 +89,7 @@ func checkResponse(resp *http.Response, body []byte, op string) *icerest.Error {
 // is (a HEAD answer has none to pass). A 501 means the backend does not
 // implement the operation, so nothing was applied. A write answered 5xx
 // without an error body may have been applied.
-func checkErrorResponse(resp *http.Response, body []byte, op string) *icerest.Error {
+func checkErrorResponse(resp *http.Response, body []byte, op string) error {
 	status := resp.StatusCode
 	if len(body) == 0 && resp.Request != nil && resp.Request.Method == http.MethodHead {
 		return nil

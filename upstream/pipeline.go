@@ -96,7 +96,7 @@ func (p *Pipeline) Serve(w http.ResponseWriter, r *http.Request, rt icerest.Rout
 
 // confineBody refuses a write whose body names a location outside rule,
 // before it reaches replay, cache or backend. The body is left in place.
-func confineBody(r *http.Request, op string, rule *locations.Rule) *icerest.Error {
+func confineBody(r *http.Request, op string, rule *locations.Rule) error {
 	if !icerest.NamesLocations(op) {
 		return nil
 	}

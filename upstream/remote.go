@@ -100,10 +100,14 @@ func newTransport(cfg RemoteConfig) (*http.Transport, error) {
 		TLSClientConfig:       tlsCfg,
 		TLSHandshakeTimeout:   connect,
 		ResponseHeaderTimeout: headers,
-		MaxIdleConns:          256,
-		MaxIdleConnsPerHost:   128,
-		IdleConnTimeout:       90 * time.Second,
-		ForceAttemptHTTP2:     true,
+		// A LoadTable answer is tens of KB: read and write it in few
+		// syscalls rather than 4 KiB at a time.
+		ReadBufferSize:      64 << 10,
+		WriteBufferSize:     64 << 10,
+		MaxIdleConns:        256,
+		MaxIdleConnsPerHost: 128,
+		IdleConnTimeout:     90 * time.Second,
+		ForceAttemptHTTP2:   true,
 	}, nil
 }
 
@@ -222,7 +226,7 @@ func (b *Remote) timeout(op string) time.Duration {
 // outbound builds the backend request: path rewritten onto the backend's
 // base URL, prefix and separator; allowed headers copied; body read (it
 // is small, and SigV4 and retries need it whole).
-func (b *Remote) outbound(r *http.Request, rt icerest.Route, cc *CatalogConfig) (*http.Request, []byte, *icerest.Error) {
+func (b *Remote) outbound(r *http.Request, rt icerest.Route, cc *CatalogConfig) (*http.Request, []byte, error) {
 	u := *b.base
 	u.RawPath = b.base.EscapedPath() + rt.Path(cc.Prefix(), cc.Separator())
 	u.Path, _ = url.PathUnescape(u.RawPath)
@@ -233,7 +237,7 @@ func (b *Remote) outbound(r *http.Request, rt icerest.Route, cc *CatalogConfig) 
 	u.RawQuery = q
 	var body []byte
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		var rerr *icerest.Error
+		var rerr error
 		if body, rerr = icerest.HoldBody(r); rerr != nil {
 			return nil, nil, rerr
 		}
@@ -256,7 +260,7 @@ func (b *Remote) outbound(r *http.Request, rt icerest.Route, cc *CatalogConfig) 
 
 // translateQuery re-encodes `parent` (a namespace) with the backend's
 // separator; every other parameter passes as is.
-func translateQuery(q url.Values, sepEscaped string) (string, *icerest.Error) {
+func translateQuery(q url.Values, sepEscaped string) (string, error) {
 	if p := q.Get("parent"); p != "" {
 		sep, _ := url.PathUnescape(sepEscaped)
 		levels, err := icerest.DecodeNamespace(p, sep)

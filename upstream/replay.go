@@ -283,7 +283,7 @@ func (g *Replayer) storeDown(w http.ResponseWriter, r *http.Request, err error) 
 }
 
 // checkKey accepts a UUID in its 36-character string form.
-func (g *Replayer) checkKey(key string) *icerest.Error {
+func (g *Replayer) checkKey(key string) error {
 	u, err := uuid.Parse(key)
 	if len(key) != 36 || err != nil {
 		return icerest.Errorf(http.StatusBadRequest, icerest.BadRequest,

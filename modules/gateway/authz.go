@@ -90,7 +90,7 @@ func (g *guard) close() error {
 }
 
 // authenticate names the caller, or answers 401.
-func (g *guard) authenticate(r *http.Request) (*identity.Principal, *icerest.Error) {
+func (g *guard) authenticate(r *http.Request) (*identity.Principal, error) {
 	if len(g.authn) == 0 {
 		return anonymous(r), nil
 	}
@@ -193,7 +193,7 @@ func clientIP(r *http.Request) string {
 // leaves it in place for the pipeline, and checks it against the
 // operation's request schema, so a malformed one never reaches a backend.
 // It returns what the body names.
-func vettedBody(r *http.Request, rt icerest.Route) (icerest.Touched, *icerest.Error) {
+func vettedBody(r *http.Request, rt icerest.Route) (icerest.Touched, error) {
 	if !icerest.VetsBody(rt.Operation) {
 		return icerest.Touched{}, nil
 	}
@@ -208,7 +208,7 @@ func vettedBody(r *http.Request, rt icerest.Route) (icerest.Touched, *icerest.Er
 // body's (touched): the namespace being created, both sides of a rename,
 // every table of a multi-table commit (each one must be allowed). Every
 // name must pass checkIdentifier.
-func resources(rt icerest.Route, touched icerest.Touched) ([]policies.Resource, *icerest.Error) {
+func resources(rt icerest.Route, touched icerest.Touched) ([]policies.Resource, error) {
 	if err := checkNames(rt); err != nil {
 		return nil, err
 	}

@@ -105,7 +105,7 @@ func (h *DeltaHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next ca
 	p, ierr := h.app.guard.authenticate(r)
 	if ierr != nil {
 		w.Header().Set("WWW-Authenticate", "Bearer")
-		delta.WriteError(w, r, delta.Errorf(http.StatusUnauthorized, delta.NotAuthorized, "%s", ierr.Message))
+		delta.WriteError(w, r, delta.Errorf(http.StatusUnauthorized, delta.NotAuthorized, "%s", icerest.AsError(ierr).Message))
 		return nil
 	}
 	rt, err := delta.ParseRoute(r.Method, strings.TrimPrefix(path, deltaPrefix))
@@ -168,7 +168,7 @@ type parsed struct {
 // parseBody parses the body of the operations that carry one.
 func parseBody(op delta.Op, body []byte) (parsed, error) {
 	var in parsed
-	var err *delta.Error
+	var err error
 	switch op {
 	case delta.OpCreateTable:
 		in.create, err = delta.ParseCreate(body)
@@ -181,10 +181,7 @@ func parseBody(op delta.Op, body []byte) (parsed, error) {
 	case delta.OpReportMetrics:
 		in.metrics, err = delta.ParseMetrics(body)
 	}
-	if err != nil {
-		return in, err // not a typed nil in the interface
-	}
-	return in, nil
+	return in, err
 }
 
 // readBody reads a request body up to limit bytes.

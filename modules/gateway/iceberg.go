@@ -140,13 +140,13 @@ func (h *IcebergHandler) serveConfig(w http.ResponseWriter, r *http.Request, p *
 	icerest.WriteJSON(w, http.StatusOK, gatewayConfig(cat, cc, r))
 }
 
-func forbidden(op string, d policies.Decision) *icerest.Error {
+func forbidden(op string, d policies.Decision) error {
 	return icerest.Errorf(http.StatusForbidden, icerest.Forbidden, "%s", denial(op, d))
 }
 
 // catalogFor tells which catalog a request addresses: `warehouse` for
 // /v1/config, the {prefix} for prefixed paths, else the default catalog.
-func (h *IcebergHandler) catalogFor(r *http.Request, path string) (*catalogState, *icerest.Error) {
+func (h *IcebergHandler) catalogFor(r *http.Request, path string) (*catalogState, error) {
 	name, err := h.catalogName(r, path)
 	if err != nil {
 		return nil, err
@@ -158,7 +158,7 @@ func (h *IcebergHandler) catalogFor(r *http.Request, path string) (*catalogState
 	return cat, nil
 }
 
-func (h *IcebergHandler) catalogName(r *http.Request, path string) (string, *icerest.Error) {
+func (h *IcebergHandler) catalogName(r *http.Request, path string) (string, error) {
 	if path == "/v1/config" {
 		if wh := r.URL.Query().Get("warehouse"); wh != "" {
 			return wh, nil
@@ -176,7 +176,7 @@ func (h *IcebergHandler) catalogName(r *http.Request, path string) (string, *ice
 	return name, nil
 }
 
-func (h *IcebergHandler) defaultCatalog(why string) (string, *icerest.Error) {
+func (h *IcebergHandler) defaultCatalog(why string) (string, error) {
 	if h.app.DefaultCatalog == "" {
 		return "", icerest.Errorf(http.StatusBadRequest, icerest.BadRequest, "%s", why)
 	}
@@ -185,7 +185,7 @@ func (h *IcebergHandler) defaultCatalog(why string) (string, *icerest.Error) {
 
 // checkNames checks the names a request path addresses: see
 // checkIdentifier.
-func checkNames(rt icerest.Route) *icerest.Error {
+func checkNames(rt icerest.Route) error {
 	names := append([]string{}, rt.Namespace...)
 	for _, n := range []string{rt.Table, rt.View, rt.PlanID} {
 		if n != "" {
@@ -198,7 +198,7 @@ func checkNames(rt icerest.Route) *icerest.Error {
 // checkIdentifier refuses, before any backend sees them, names no catalog
 // can hold faithfully (icerest.NameProblem). The rule is the same for
 // every backend.
-func checkIdentifier(names ...string) *icerest.Error {
+func checkIdentifier(names ...string) error {
 	for _, n := range names {
 		if problem := icerest.NameProblem(n); problem != "" {
 			return icerest.Errorf(http.StatusBadRequest, icerest.BadRequest, "name %q %s", n, problem)
@@ -208,7 +208,7 @@ func checkIdentifier(names ...string) *icerest.Error {
 }
 
 // limitBody answers 413 for a declared oversized body and caps the rest.
-func limitBody(w http.ResponseWriter, r *http.Request, limit int64) *icerest.Error {
+func limitBody(w http.ResponseWriter, r *http.Request, limit int64) error {
 	if r.ContentLength > limit {
 		return icerest.Errorf(http.StatusRequestEntityTooLarge, icerest.RequestEntityTooLarge,
 			"request body of %d bytes exceeds the limit of %d", r.ContentLength, limit)

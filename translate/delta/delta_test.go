@@ -2,6 +2,7 @@ package delta
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"testing"
 
@@ -161,10 +162,7 @@ func TestParseCreateBadInput(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseCreate(tc.body)
-			require.NotNil(t, err)
-			assert.Equal(t, http.StatusBadRequest, err.Code)
-			assert.Equal(t, tc.typ, err.Type)
-			assert.Equal(t, tc.message, err.Message)
+			requireError(t, err, http.StatusBadRequest, tc.typ, tc.message)
 		})
 	}
 }
@@ -208,10 +206,7 @@ func TestParseUpdateBadInput(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseUpdate([]byte(tc.body))
-			require.NotNil(t, err)
-			assert.Equal(t, http.StatusBadRequest, err.Code)
-			assert.Equal(t, tc.typ, err.Type)
-			assert.Equal(t, tc.message, err.Message)
+			requireError(t, err, http.StatusBadRequest, tc.typ, tc.message)
 		})
 	}
 }
@@ -220,24 +215,21 @@ func TestParseUpdateBadInput(t *testing.T) {
 func TestParseSmallBodiesBadInput(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		parse   func([]byte) *Error
+		parse   func([]byte) error
 		body    string
 		typ     string
 		message string
 	}{
-		{"rename empty", func(b []byte) *Error { _, e := ParseRename(b); return e }, `{}`, InvalidParameterValue, "new-name is required"},
-		{"rename cross-schema", func(b []byte) *Error { _, e := ParseRename(b); return e }, `{"new-name":"other.t"}`, InvalidParameterValue, `new-name "other.t": renames stay in the same schema; cross-schema moves are not supported`},
-		{"rename not json", func(b []byte) *Error { _, e := ParseRename(b); return e }, `[`, BadRequest, "malformed request body: unexpected end of JSON input"},
-		{"staging no name", func(b []byte) *Error { _, e := ParseStaging(b); return e }, `{"name":""}`, InvalidParameterValue, "name is required"},
-		{"metrics no id", func(b []byte) *Error { _, e := ParseMetrics(b); return e }, `{"report":{}}`, InvalidParameterValue, "table-id is required"},
-		{"metrics bad id", func(b []byte) *Error { _, e := ParseMetrics(b); return e }, `{"table-id":"x"}`, InvalidParameterValue, `table-id "x" is not a UUID`},
-		{"metrics wrong shape", func(b []byte) *Error { _, e := ParseMetrics(b); return e }, `{"table-id":5}`, BadRequest, "malformed request body: json: cannot unmarshal number into Go struct field MetricsRequest.table-id of type string"},
+		{"rename empty", func(b []byte) error { _, e := ParseRename(b); return e }, `{}`, InvalidParameterValue, "new-name is required"},
+		{"rename cross-schema", func(b []byte) error { _, e := ParseRename(b); return e }, `{"new-name":"other.t"}`, InvalidParameterValue, `new-name "other.t": renames stay in the same schema; cross-schema moves are not supported`},
+		{"rename not json", func(b []byte) error { _, e := ParseRename(b); return e }, `[`, BadRequest, "malformed request body: unexpected end of JSON input"},
+		{"staging no name", func(b []byte) error { _, e := ParseStaging(b); return e }, `{"name":""}`, InvalidParameterValue, "name is required"},
+		{"metrics no id", func(b []byte) error { _, e := ParseMetrics(b); return e }, `{"report":{}}`, InvalidParameterValue, "table-id is required"},
+		{"metrics bad id", func(b []byte) error { _, e := ParseMetrics(b); return e }, `{"table-id":"x"}`, InvalidParameterValue, `table-id "x" is not a UUID`},
+		{"metrics wrong shape", func(b []byte) error { _, e := ParseMetrics(b); return e }, `{"table-id":5}`, BadRequest, "malformed request body: json: cannot unmarshal number into Go struct field MetricsRequest.table-id of type string"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := tc.parse([]byte(tc.body))
-			require.NotNil(t, err)
-			assert.Equal(t, tc.typ, err.Type)
-			assert.Equal(t, tc.message, err.Message)
+			requireError(t, tc.parse([]byte(tc.body)), http.StatusBadRequest, tc.typ, tc.message)
 		})
 	}
 }
@@ -245,24 +237,27 @@ func TestParseSmallBodiesBadInput(t *testing.T) {
 func TestParseSchema(t *testing.T) {
 	for in, want := range map[string][]string{"sales": {"sales"}, "a.b": {"a", "b"}, "a.b\x1fc": {"a.b", "c"}} {
 		got, err := ParseSchema(in)
-		require.Nil(t, err)
+		require.NoError(t, err)
 		assert.Equal(t, want, got)
 	}
-	for _, bad := range []string{"a..b", ".a", "a\x1f"} {
+	for _, bad := range []string{"a..b", ".a", "a\x1f", "..", "a\x1f..", "a\x1f."} {
 		_, err := ParseSchema(bad)
-		require.NotNil(t, err, bad)
-		assert.Equal(t, BadRequest, err.Type)
+		requireError(t, err, http.StatusBadRequest, BadRequest,
+			fmt.Sprintf("invalid schema name %q: empty or relative namespace level", bad), bad)
 	}
 }
 
 func TestSupportsV1(t *testing.T) {
 	ok, err := supportsV1("1.3,2.0")
-	require.Nil(t, err)
+	require.NoError(t, err)
 	assert.True(t, ok)
 	ok, err = supportsV1("2.1")
-	require.Nil(t, err)
+	require.NoError(t, err)
 	assert.False(t, ok)
-	_, err = supportsV1("one")
-	require.NotNil(t, err)
-	assert.Equal(t, `protocol-versions: "one" is not MAJOR.MINOR`, err.Message)
+	// each offer and the version in it that is refused
+	for bad, v := range map[string]string{"one": "one", "1": "1", "1.0,2.x": "2.x", "-1.0": "-1.0", "1.0,,2.0": ""} {
+		_, err = supportsV1(bad)
+		requireError(t, err, http.StatusBadRequest, InvalidParameterValue,
+			fmt.Sprintf("protocol-versions: %q is not MAJOR.MINOR", v), bad)
+	}
 }

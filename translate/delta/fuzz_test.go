@@ -19,8 +19,8 @@ func FuzzParseCreate(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body string) {
 		req, err := ParseCreate([]byte(body))
 		if err != nil {
-			if err.Code != http.StatusBadRequest {
-				t.Fatalf("status %d for %q", err.Code, body)
+			if code := AsError(err).Code; code != http.StatusBadRequest {
+				t.Fatalf("status %d for %q: %v", code, body, err)
 			}
 			return
 		}
@@ -43,8 +43,8 @@ func FuzzParseUpdate(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body string) {
 		req, err := ParseUpdate([]byte(body))
 		if err != nil {
-			if err.Code != http.StatusBadRequest {
-				t.Fatalf("status %d for %q", err.Code, body)
+			if code := AsError(err).Code; code != http.StatusBadRequest {
+				t.Fatalf("status %d for %q: %v", code, body, err)
 			}
 			return
 		}

@@ -11,7 +11,7 @@ import (
 
 // CheckLocationSyntax refuses a location that is not absolute: a relative
 // one would be resolved against whatever directory the catalog runs in.
-func CheckLocationSyntax(loc string) *Error {
+func CheckLocationSyntax(loc string) error {
 	if err := locations.Valid(loc); err != nil {
 		return invalidParam("location %q is not an absolute storage location: %v", loc, err)
 	}

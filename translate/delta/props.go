@@ -51,7 +51,7 @@ var derived = map[string]bool{
 }
 
 // checkWritableKey rejects keys a client may not set or remove.
-func checkWritableKey(k string) *Error {
+func checkWritableKey(k string) error {
 	switch {
 	case k == "":
 		return invalidParam("property keys must not be empty")
@@ -134,7 +134,7 @@ func addDomainKeys(props, out map[string]string) {
 
 // domainProps turns DeltaDomainMetadataUpdates into properties; each
 // domain's configuration must be a JSON object.
-func domainProps(domains map[string]json.RawMessage) (map[string]string, *Error) {
+func domainProps(domains map[string]json.RawMessage) (map[string]string, error) {
 	out := map[string]string{}
 	names := sortedKeys(domains)
 	for _, name := range names {
@@ -159,7 +159,7 @@ func domainProps(domains map[string]json.RawMessage) (map[string]string, *Error)
 // (DeltaClusteringDomainMetadata, DeltaRowTrackingDomainMetadata). Other
 // delta.* domains belong to Delta features lakegate cannot check, so they
 // are refused; user domains are kept as given.
-func checkKnownDomain(name string, raw json.RawMessage) *Error {
+func checkKnownDomain(name string, raw json.RawMessage) error {
 	switch {
 	case name == "delta.clustering":
 		var c struct {
@@ -217,7 +217,7 @@ func sortedKeys[V any](m map[string]V) []string {
 
 // createProperties are the Iceberg properties of a table a Delta client
 // creates: its properties plus lakegate's record of the Delta-only state.
-func createProperties(req *CreateTableRequest, columns string) (map[string]string, *Error) {
+func createProperties(req *CreateTableRequest, columns string) (map[string]string, error) {
 	props := maps.Clone(req.Properties)
 	if props == nil {
 		props = map[string]string{}

@@ -30,7 +30,7 @@ func featureKind(name string) (readerWriter, known bool) {
 // (reader 3, writer 7), reader 3 only with writer 7; known feature names;
 // reader-writer features in both lists, writer-only ones only in
 // writer-features.
-func (p *Protocol) validate() *Error {
+func (p *Protocol) validate() error {
 	switch {
 	case p.MinReaderVersion == nil:
 		return invalidParam("protocol.min-reader-version is required")
@@ -57,7 +57,7 @@ func (p *Protocol) validate() *Error {
 	return p.validateFeatures()
 }
 
-func (p *Protocol) validateFeatures() *Error {
+func (p *Protocol) validateFeatures() error {
 	for _, f := range p.WriterFeatures {
 		rw, known := featureKind(f)
 		if !known {
@@ -119,7 +119,7 @@ var featureProperties = []struct{ key, feature string }{
 
 // checkState checks that the protocol supports what the table's properties
 // and domains use: a table cannot turn on a feature its protocol lacks.
-func checkState(p ProtocolOut, props map[string]string, domains []string) *Error {
+func checkState(p ProtocolOut, props map[string]string, domains []string) error {
 	for _, fp := range featureProperties {
 		if strings.EqualFold(props[fp.key], "true") && !p.supports(fp.feature) {
 			return invalidParam("property %s=true needs the %q table feature in the protocol", fp.key, fp.feature)
@@ -147,7 +147,7 @@ var systemDomains = map[string]string{"delta.clustering": "clustering", "delta.r
 // checkUpgrade refuses a set-protocol that lowers a version or drops a
 // feature: the Delta protocol lets clients add features, never silently
 // remove them.
-func checkUpgrade(from, to ProtocolOut) *Error {
+func checkUpgrade(from, to ProtocolOut) error {
 	if to.MinReaderVersion < from.MinReaderVersion || to.MinWriterVersion < from.MinWriterVersion {
 		return invalidParam("set-protocol: protocol versions cannot go down (reader %d, writer %d now)",
 			from.MinReaderVersion, from.MinWriterVersion)
@@ -171,7 +171,7 @@ func checkUpgrade(from, to ProtocolOut) *Error {
 // table will have: set-protocol only upgrades; properties and domains the
 // request sets need their features (all of the table's, when the protocol
 // itself changes). State a table already had is not re-judged otherwise.
-func checkUpdateState(props map[string]string, by map[string]*Update) *Error {
+func checkUpdateState(props map[string]string, by map[string]*Update) error {
 	next := protocolOf(props)
 	setProps, domains := map[string]string{}, []string{}
 	if u := by[ActSetProtocol]; u != nil {

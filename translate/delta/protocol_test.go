@@ -35,11 +35,7 @@ func TestProtocolValidateBadInput(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var p Protocol
 			require.NoError(t, json.Unmarshal([]byte(tc.protocol), &p))
-			err := p.validate()
-			require.NotNil(t, err)
-			assert.Equal(t, http.StatusBadRequest, err.Code)
-			assert.Equal(t, InvalidParameterValue, err.Type)
-			assert.Equal(t, tc.message, err.Message)
+			requireError(t, p.validate(), http.StatusBadRequest, InvalidParameterValue, tc.message)
 		})
 	}
 }
@@ -54,7 +50,7 @@ func TestProtocolValidateAccepts(t *testing.T) {
 	} {
 		var p Protocol
 		require.NoError(t, json.Unmarshal([]byte(ok), &p))
-		assert.Nil(t, p.validate(), ok)
+		assert.NoError(t, p.validate(), ok)
 	}
 }
 
@@ -77,12 +73,11 @@ func TestDomainShapesBadInput(t *testing.T) {
 			var d map[string]json.RawMessage
 			require.NoError(t, json.Unmarshal([]byte(tc.domains), &d))
 			_, err := domainProps(d)
-			require.NotNil(t, err)
-			assert.Equal(t, tc.message, err.Message)
+			requireError(t, err, http.StatusBadRequest, InvalidParameterValue, tc.message)
 		})
 	}
 	_, err := domainProps(map[string]json.RawMessage{"delta.rowTracking": json.RawMessage(`{"rowIdHighWaterMark":-1}`), "app.x": json.RawMessage(`{"any":[1]}`)})
-	assert.Nil(t, err)
+	assert.NoError(t, err)
 }
 
 // What an update may turn on, against the protocol the table will have.
@@ -106,18 +101,17 @@ func TestCheckUpdateState(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			body := `{"requirements":[` + okUUID + `],"updates":` + tc.updates + `}`
 			req, perr := ParseUpdate([]byte(body))
-			require.Nil(t, perr)
+			require.NoError(t, perr)
 			by := map[string]*Update{}
 			for i := range req.Updates {
 				by[req.Updates[i].Action] = &req.Updates[i]
 			}
 			err := checkUpdateState(map[string]string{PropProtocol: tc.stored}, by)
 			if tc.message == "" {
-				assert.Nil(t, err)
+				assert.NoError(t, err)
 				return
 			}
-			require.NotNil(t, err)
-			assert.Equal(t, tc.message, err.Message)
+			requireError(t, err, http.StatusBadRequest, InvalidParameterValue, tc.message)
 		})
 	}
 }
@@ -136,9 +130,8 @@ func TestUnbackfilledCommitsBounded(t *testing.T) {
 	body := `{"requirements":[` + okUUID + `],"updates":[{"action":"add-commit","commit":{"version":51,"timestamp":1,` +
 		`"file-name":"x.json","file-size":1,"file-modification-timestamp":1},"uniform":{"iceberg":{"metadata-location":"file:///w/t/m.json"}}}]}`
 	req, perr := ParseUpdate([]byte(body))
-	require.Nil(t, perr)
-	verr := AsError(checkVersions(req, &loaded{Metadata: m}))
-	require.NotNil(t, verr)
-	assert.Equal(t, http.StatusTooManyRequests, verr.Code)
-	assert.Equal(t, ResourceExhausted, verr.Type)
+	require.NoError(t, perr)
+	requireError(t, checkVersions(req, &loaded{Metadata: m}), http.StatusTooManyRequests, ResourceExhausted,
+		"the table has 50 unbackfilled commits, the most lakegate keeps: publish them to the Delta log "+
+			"and send set-latest-backfilled-version before committing again")
 }

@@ -42,7 +42,7 @@ type Route struct {
 
 // ParseRoute names the operation and resource of a Delta API request:
 // method and the escaped path below /api/2.1/unity-catalog/delta/v1/.
-func ParseRoute(method, rest string) (Route, *Error) {
+func ParseRoute(method, rest string) (Route, error) {
 	raw := strings.Split(rest, "/")
 	seg := make([]string, len(raw))
 	for i, s := range raw {
@@ -84,7 +84,7 @@ var tableOps = map[string]struct {
 	"metrics POST":        {OpReportMetrics, icerest.OpReportMetrics},
 }
 
-func tableRoute(method string, seg []string) (Route, *Error) {
+func tableRoute(method string, seg []string) (Route, error) {
 	rt := Route{Catalog: seg[1], Schema: seg[3]}
 	var kind string
 	switch {
@@ -106,7 +106,7 @@ func tableRoute(method string, seg []string) (Route, *Error) {
 	// answer every table operation lists (tableExists lists no 400).
 	ns, err := ParseSchema(rt.Schema)
 	if err != nil {
-		return rt, Errorf(http.StatusNotFound, NoSuchSchema, "no schema %q: %s", rt.Schema, err.Message)
+		return rt, Errorf(http.StatusNotFound, NoSuchSchema, "no schema %q: %s", rt.Schema, AsError(err).Message)
 	}
 	rt.Namespace = ns
 	// The Iceberg door's name rule (icerest.NameProblem), so no name it
@@ -122,7 +122,7 @@ func tableRoute(method string, seg []string) (Route, *Error) {
 	return rt, nil
 }
 
-func expectMethod(method, want string) *Error {
+func expectMethod(method, want string) error {
 	if method != want {
 		return Errorf(http.StatusMethodNotAllowed, BadRequest, "%s is not allowed here; use %s", method, want)
 	}

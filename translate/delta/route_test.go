@@ -24,7 +24,7 @@ func TestParseRoute(t *testing.T) {
 		{"POST", "catalogs/c/schemas/s/tables/t/metrics", Route{Op: OpReportMetrics, Iceberg: "reportMetrics", Catalog: "c", Schema: "s", Namespace: []string{"s"}, Table: "t"}},
 	} {
 		got, err := ParseRoute(tc.method, tc.path)
-		require.Nil(t, err, "%s %s", tc.method, tc.path)
+		require.NoError(t, err, "%s %s", tc.method, tc.path)
 		assert.Equal(t, tc.want, got, "%s %s", tc.method, tc.path)
 	}
 }
@@ -34,27 +34,26 @@ func TestParseRouteBadInput(t *testing.T) {
 	for _, tc := range []struct {
 		method, path string
 		status       int
-		typ          string
+		typ, message string
 	}{
-		{"GET", "nowhere", http.StatusNotFound, NotFound},
-		{"GET", "", http.StatusBadRequest, BadRequest},
-		{"GET", "config/", http.StatusBadRequest, BadRequest},
-		{"POST", "config", http.StatusMethodNotAllowed, BadRequest},
-		{"GET", "catalogs/c/schemas/s/tables/t/x", http.StatusNotFound, NotFound},
-		{"PUT", "catalogs/c/schemas/s/tables/t", http.StatusMethodNotAllowed, BadRequest},
-		{"GET", "catalogs/c/schemas/%zz/tables/t", http.StatusBadRequest, BadRequest},
-		{"GET", "catalogs/c/schemas/a..b/tables/t", http.StatusNotFound, NoSuchSchema},
-		{"GET", "catalogs/c/schemas/%2E%2E/tables/t", http.StatusNotFound, NoSuchSchema},
-		{"GET", "catalogs/c/schemas/s/tables/%2E", http.StatusNotFound, NoSuchTable},
-		{"GET", "catalogs//schemas/s/tables/t", http.StatusBadRequest, BadRequest},
-		{"GET", "catalogs/c/schemas/s/tables/a%01b", http.StatusNotFound, NoSuchTable},
-		{"GET", "catalogs/c/schemas/s%0A/tables/t", http.StatusNotFound, NoSuchSchema},
-		{"GET", "catalogs/c/schemas/s/tables/%FF", http.StatusNotFound, NoSuchTable},
+		{"GET", "nowhere", http.StatusNotFound, NotFound, "no Delta API endpoint at nowhere"},
+		{"GET", "", http.StatusBadRequest, BadRequest, `malformed path segment ""`},
+		{"GET", "config/", http.StatusBadRequest, BadRequest, `malformed path segment ""`},
+		{"POST", "config", http.StatusMethodNotAllowed, BadRequest, "POST is not allowed here; use GET"},
+		{"DELETE", "staging-tables/abc/credentials", http.StatusMethodNotAllowed, BadRequest, "DELETE is not allowed here; use GET"},
+		{"GET", "catalogs/c/schemas/s/tables/t/x", http.StatusNotFound, NotFound, "no Delta API endpoint at catalogs/c/schemas/s/tables/t/x"},
+		{"PUT", "catalogs/c/schemas/s/tables/t", http.StatusMethodNotAllowed, BadRequest, "PUT is not allowed here"},
+		{"GET", "catalogs/c/schemas/%zz/tables/t", http.StatusBadRequest, BadRequest, `malformed path segment "%zz"`},
+		{"GET", "catalogs/c/schemas/a..b/tables/t", http.StatusNotFound, NoSuchSchema, `no schema "a..b": invalid schema name "a..b": empty or relative namespace level`},
+		{"GET", "catalogs/c/schemas/%2E%2E/tables/t", http.StatusNotFound, NoSuchSchema, `no schema "..": invalid schema name "..": empty or relative namespace level`},
+		{"GET", "catalogs/c/schemas/s/tables/%2E", http.StatusNotFound, NoSuchTable, `no table ".": the name is not allowed`},
+		{"GET", "catalogs//schemas/s/tables/t", http.StatusBadRequest, BadRequest, `malformed path segment ""`},
+		{"GET", "catalogs/c/schemas/s/tables/a%01b", http.StatusNotFound, NoSuchTable, `no table "a\x01b": the name contains a control character`},
+		{"GET", "catalogs/c/schemas/s%0A/tables/t", http.StatusNotFound, NoSuchSchema, `no schema "s\n": the level "s\n" contains a control character`},
+		{"GET", "catalogs/c/schemas/s/tables/%FF", http.StatusNotFound, NoSuchTable, `no table "\xff": the name is not valid UTF-8`},
 	} {
 		_, err := ParseRoute(tc.method, tc.path)
-		require.NotNil(t, err, "%s %s", tc.method, tc.path)
-		assert.Equal(t, tc.status, err.Code, "%s %s", tc.method, tc.path)
-		assert.Equal(t, tc.typ, err.Type, "%s %s", tc.method, tc.path)
+		requireError(t, err, tc.status, tc.typ, tc.message, "%s %s", tc.method, tc.path)
 	}
 }
 
@@ -68,8 +67,8 @@ func FuzzParseRoute(f *testing.F) {
 	f.Fuzz(func(t *testing.T, method, path string) {
 		rt, err := ParseRoute(method, path)
 		if err != nil {
-			if err.Code < 400 || err.Code >= 500 {
-				t.Fatalf("status %d for %s %q", err.Code, method, path)
+			if code := AsError(err).Code; code < 400 || code >= 500 {
+				t.Fatalf("status %d for %s %q: %v", code, method, path, err)
 			}
 			return
 		}

@@ -53,7 +53,7 @@ type Ref struct {
 // levels are separated by the unit separator 0x1F (%1F, as in Iceberg
 // REST) when the name contains one, else by ".". So "sales" is one level,
 // "a.b" two, and "a.b\x1fc" the two levels "a.b" and "c".
-func ParseSchema(s string) ([]string, *Error) {
+func ParseSchema(s string) ([]string, error) {
 	sep := "."
 	if strings.Contains(s, "\x1f") {
 		sep = "\x1f"
@@ -221,9 +221,9 @@ func (s *Service) Create(ctx context.Context, ref Ref, req *CreateTableRequest) 
 	if err != nil {
 		return nil, err
 	}
-	props, derr := createProperties(req, ex)
-	if derr != nil {
-		return nil, derr
+	props, err := createProperties(req, ex)
+	if err != nil {
+		return nil, err
 	}
 	if err := s.checkLocation(ctx, c, ref, *req.Name, strings.TrimSuffix(*req.Location, "/")); err != nil {
 		return nil, err
@@ -317,9 +317,9 @@ func (s *Service) Config(ctx context.Context, catalog, versions string) (*Config
 	if versions == "" {
 		return nil, invalidParam("protocol-versions is required")
 	}
-	ok, perr := supportsV1(versions)
-	if perr != nil {
-		return nil, perr
+	ok, err := supportsV1(versions)
+	if err != nil {
+		return nil, err
 	}
 	if !ok {
 		return nil, invalidParam("no common protocol version: lakegate speaks 1.0, the client offered %q", versions)
@@ -353,7 +353,7 @@ var Endpoints = []string{
 }
 
 // supportsV1 reads "1.1,2.3": the highest minor per major the client speaks.
-func supportsV1(versions string) (bool, *Error) {
+func supportsV1(versions string) (bool, error) {
 	found := false
 	for _, v := range strings.Split(versions, ",") {
 		major, minor, ok := strings.Cut(strings.TrimSpace(v), ".")

@@ -13,7 +13,7 @@ import (
 )
 
 // decode parses a JSON object body; what is not an object is a 400.
-func decode(body []byte, v any) *Error {
+func decode(body []byte, v any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return badRequest("request body is required")
 	}
@@ -24,7 +24,7 @@ func decode(body []byte, v any) *Error {
 }
 
 // ParseCreate validates a DeltaCreateTableRequest.
-func ParseCreate(body []byte) (*CreateTableRequest, *Error) {
+func ParseCreate(body []byte) (*CreateTableRequest, error) {
 	var req CreateTableRequest
 	if err := decode(body, &req); err != nil {
 		return nil, err
@@ -35,7 +35,7 @@ func ParseCreate(body []byte) (*CreateTableRequest, *Error) {
 	return &req, nil
 }
 
-func (req *CreateTableRequest) validate() *Error {
+func (req *CreateTableRequest) validate() error {
 	switch {
 	case req.Name == nil || *req.Name == "":
 		return invalidParam("name is required")
@@ -88,7 +88,7 @@ func (req *CreateTableRequest) validate() *Error {
 // checkName rejects names that cannot be an Iceberg table name on a path,
 // and dots: Unity Catalog names are single-level (catalog.schema.table is
 // how clients write the full name), as rename already requires.
-func checkName(name string) *Error {
+func checkName(name string) error {
 	if icerest.NameProblem(name) != "" || strings.Contains(name, "/") {
 		return invalidParam("invalid table name %q", name)
 	}
@@ -100,7 +100,7 @@ func checkName(name string) *Error {
 
 // parseColumns parses UC columns; a type Iceberg cannot hold is a 400 too,
 // caught here so nothing is half-created.
-func parseColumns(raw json.RawMessage) (schema.StructType, *Error) {
+func parseColumns(raw json.RawMessage) (schema.StructType, error) {
 	cols, err := schema.ParseColumns(raw)
 	if err != nil {
 		return cols, invalidParam("columns: %v", err)
@@ -113,7 +113,7 @@ func parseColumns(raw json.RawMessage) (schema.StructType, *Error) {
 
 // checkPartitionColumns requires distinct top-level columns (matched
 // case-insensitively, as UC does).
-func checkPartitionColumns(pcs []string, cols schema.StructType) *Error {
+func checkPartitionColumns(pcs []string, cols schema.StructType) error {
 	seen := map[string]bool{}
 	for _, pc := range pcs {
 		l := strings.ToLower(pc)
@@ -133,7 +133,7 @@ func checkPartitionColumns(pcs []string, cols schema.StructType) *Error {
 }
 
 // ParseStaging validates a DeltaCreateStagingTableRequest.
-func ParseStaging(body []byte) (*StagingTableRequest, *Error) {
+func ParseStaging(body []byte) (*StagingTableRequest, error) {
 	var req StagingTableRequest
 	if err := decode(body, &req); err != nil {
 		return nil, err
@@ -145,7 +145,7 @@ func ParseStaging(body []byte) (*StagingTableRequest, *Error) {
 }
 
 // ParseRename validates a DeltaRenameTableRequest.
-func ParseRename(body []byte) (*RenameRequest, *Error) {
+func ParseRename(body []byte) (*RenameRequest, error) {
 	var req RenameRequest
 	if err := decode(body, &req); err != nil {
 		return nil, err
@@ -160,7 +160,7 @@ func ParseRename(body []byte) (*RenameRequest, *Error) {
 }
 
 // ParseMetrics validates a DeltaReportMetricsRequest.
-func ParseMetrics(body []byte) (*MetricsRequest, *Error) {
+func ParseMetrics(body []byte) (*MetricsRequest, error) {
 	var req MetricsRequest
 	if err := decode(body, &req); err != nil {
 		return nil, err
@@ -195,7 +195,7 @@ const (
 // ParseUpdate validates a DeltaUpdateTableRequest against the spec's shape
 // rules: non-empty requirements and updates, at most one of each type, an
 // assert-table-uuid always, disjoint set/remove keys and domains.
-func ParseUpdate(body []byte) (*UpdateTableRequest, *Error) {
+func ParseUpdate(body []byte) (*UpdateTableRequest, error) {
 	var req UpdateTableRequest
 	if err := decode(body, &req); err != nil {
 		return nil, err
@@ -220,7 +220,7 @@ func ParseUpdate(body []byte) (*UpdateTableRequest, *Error) {
 	return &req, checkDisjoint(&req)
 }
 
-func checkRequirements(reqs []Requirement) *Error {
+func checkRequirements(reqs []Requirement) error {
 	if len(reqs) == 0 {
 		return badRequest("requirements must not be empty: an assert-table-uuid is always required")
 	}
@@ -254,7 +254,7 @@ func checkRequirements(reqs []Requirement) *Error {
 	return nil
 }
 
-func (u *Update) validate() *Error {
+func (u *Update) validate() error {
 	switch u.Action {
 	case ActSetProperties:
 		return u.validateSetProperties()
@@ -304,7 +304,7 @@ func (u *Update) validate() *Error {
 	return nil
 }
 
-func (u *Update) validateSetProperties() *Error {
+func (u *Update) validateSetProperties() error {
 	if u.Updates == nil {
 		return invalidParam("set-properties needs updates")
 	}
@@ -319,7 +319,7 @@ func (u *Update) validateSetProperties() *Error {
 	return nil
 }
 
-func (u *Update) validateRemoveProperties() *Error {
+func (u *Update) validateRemoveProperties() error {
 	if u.Removals == nil {
 		return invalidParam("remove-properties needs removals")
 	}
@@ -331,7 +331,7 @@ func (u *Update) validateRemoveProperties() *Error {
 	return nil
 }
 
-func (u *Update) validateAddCommit() *Error {
+func (u *Update) validateAddCommit() error {
 	c := u.Commit
 	if c == nil {
 		return invalidParam("add-commit needs commit")
@@ -342,7 +342,7 @@ func (u *Update) validateAddCommit() *Error {
 	return nil
 }
 
-func (u *Update) validateSetDomains() *Error {
+func (u *Update) validateSetDomains() error {
 	if u.Updates == nil {
 		return invalidParam("set-domain-metadata needs updates")
 	}
@@ -355,7 +355,7 @@ func (u *Update) validateSetDomains() *Error {
 
 // checkDisjoint rejects a request that sets and removes the same property
 // or domain: the outcome would depend on the order applied.
-func checkDisjoint(req *UpdateTableRequest) *Error {
+func checkDisjoint(req *UpdateTableRequest) error {
 	setKeys, setDomains := map[string]bool{}, map[string]bool{}
 	for _, u := range req.Updates {
 		for k := range maps.Keys(u.properties) {

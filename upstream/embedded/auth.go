@@ -62,7 +62,7 @@ func newTokenGuard(cfg AuthConfig) (*tokenGuard, error) {
 
 // authenticate accepts the request when auth is off or it carries a valid
 // bearer token.
-func (g *tokenGuard) authenticate(r *http.Request) *icerest.Error {
+func (g *tokenGuard) authenticate(r *http.Request) error {
 	if len(g.authn) == 0 {
 		return nil
 	}

@@ -106,7 +106,7 @@ func badRequest(format string, args ...any) error {
 var errRequirementFailed = errors.New("requirement failed")
 
 // restError maps catalog errors onto the spec's error model.
-func (c *Catalog) restError(err error, rt icerest.Route) *icerest.Error {
+func (c *Catalog) restError(err error, rt icerest.Route) error {
 	var re *icerest.Error
 	if errors.As(err, &re) {
 		return re

@@ -20,7 +20,7 @@ func (heldBody) Close() error { return nil }
 // HoldBody returns r's body, reading it only the first time, and leaves
 // r.Body readable from the start again. A body over the request's
 // http.MaxBytesReader limit is a 413, any other read failure a 400.
-func HoldBody(r *http.Request) ([]byte, *Error) {
+func HoldBody(r *http.Request) ([]byte, error) {
 	if h, ok := r.Body.(*heldBody); ok {
 		h.Reset(h.b)
 		return h.b, nil

@@ -15,10 +15,10 @@ import (
 func TestHoldBodyReadsOnce(t *testing.T) {
 	r := httptest.NewRequest(http.MethodPost, "/v1/ns/tables", strings.NewReader(`{"name":"t"}`))
 	first, err := HoldBody(r)
-	require.Nil(t, err)
+	require.NoError(t, err)
 	_, _ = io.ReadAll(r.Body) // a stage consumes it
 	again, err := HoldBody(r)
-	require.Nil(t, err)
+	require.NoError(t, err)
 	assert.Equal(t, `{"name":"t"}`, string(again))
 	assert.Same(t, &first[0], &again[0], "the same bytes, not a second copy")
 	rest, _ := io.ReadAll(r.Body)
@@ -26,7 +26,7 @@ func TestHoldBodyReadsOnce(t *testing.T) {
 
 	empty := httptest.NewRequest(http.MethodGet, "/v1/config", nil)
 	b, err := HoldBody(empty)
-	assert.Nil(t, err)
+	assert.NoError(t, err)
 	assert.Empty(t, b)
 }
 
@@ -39,14 +39,9 @@ func TestHoldBodyBad(t *testing.T) {
 	big := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(strings.Repeat("x", 11)))
 	big.Body = http.MaxBytesReader(w, big.Body, 10)
 	_, err := HoldBody(big)
-	require.NotNil(t, err)
-	assert.Equal(t, http.StatusRequestEntityTooLarge, err.Code)
-	assert.Equal(t, RequestEntityTooLarge, err.Type)
-	assert.Equal(t, "request body exceeds 10 bytes", err.Message)
+	assert.Equal(t, Errorf(http.StatusRequestEntityTooLarge, RequestEntityTooLarge, "request body exceeds 10 bytes"), err)
 
 	cut := httptest.NewRequest(http.MethodPost, "/", failingReader{})
 	_, err = HoldBody(cut)
-	require.NotNil(t, err)
-	assert.Equal(t, http.StatusBadRequest, err.Code)
-	assert.Equal(t, "reading request body: connection reset", err.Message)
+	assert.Equal(t, Errorf(http.StatusBadRequest, BadRequest, "reading request body: connection reset"), err)
 }

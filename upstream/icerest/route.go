@@ -76,7 +76,7 @@ const UnitSeparator = "\x1f"
 // Iceberg REST request. sep is the decoded namespace separator the server
 // advertises ("" or 0x1F for the default); 0x1F is always accepted as
 // well, as the spec requires.
-func ParseRoute(method, escapedPath, sep string) (Route, *Error) {
+func ParseRoute(method, escapedPath, sep string) (Route, error) {
 	rest, ok := strings.CutPrefix(escapedPath, "/v1/")
 	if !ok {
 		return Route{}, Errorf(http.StatusNotFound, NotFound, "no such endpoint: %s", escapedPath)
@@ -96,7 +96,7 @@ func ParseRoute(method, escapedPath, sep string) (Route, *Error) {
 	return rt, nil
 }
 
-func (rt *Route) parse(method string, segs []string, sep string) *Error {
+func (rt *Route) parse(method string, segs []string, sep string) error {
 	if len(segs) == 0 {
 		return noEndpoint(segs)
 	}
@@ -119,7 +119,7 @@ func (rt *Route) parse(method string, segs []string, sep string) *Error {
 	return noEndpoint(segs)
 }
 
-func (rt *Route) parseTopLevel(method string, segs []string) *Error {
+func (rt *Route) parseTopLevel(method string, segs []string) error {
 	if len(segs) != 2 {
 		return noEndpoint(segs)
 	}
@@ -134,7 +134,7 @@ func (rt *Route) parseTopLevel(method string, segs []string) *Error {
 	return noEndpoint(segs)
 }
 
-func (rt *Route) parseNamespaces(method string, segs []string, sep string) *Error {
+func (rt *Route) parseNamespaces(method string, segs []string, sep string) error {
 	if len(segs) == 1 {
 		return rt.op(method, segs, map[string]string{
 			http.MethodGet: OpListNamespaces, http.MethodPost: OpCreateNamespace})
@@ -166,14 +166,14 @@ func (rt *Route) parseNamespaces(method string, segs []string, sep string) *Erro
 }
 
 // leaf accepts rest only when it is exactly one segment long.
-func (rt *Route) leaf(method string, segs, rest []string, ops map[string]string) *Error {
+func (rt *Route) leaf(method string, segs, rest []string, ops map[string]string) error {
 	if len(rest) != 1 {
 		return noEndpoint(segs)
 	}
 	return rt.op(method, segs, ops)
 }
 
-func (rt *Route) parseTables(method string, segs, rest []string) *Error {
+func (rt *Route) parseTables(method string, segs, rest []string) error {
 	if len(rest) == 1 {
 		return rt.op(method, segs, map[string]string{http.MethodGet: OpListTables, http.MethodPost: OpCreateTable})
 	}
@@ -213,7 +213,7 @@ func (rt *Route) parseTables(method string, segs, rest []string) *Error {
 	return noEndpoint(segs)
 }
 
-func (rt *Route) parseViews(method string, segs, rest []string) *Error {
+func (rt *Route) parseViews(method string, segs, rest []string) error {
 	if len(rest) == 1 {
 		return rt.op(method, segs, map[string]string{http.MethodGet: OpListViews, http.MethodPost: OpCreateView})
 	}
@@ -231,7 +231,7 @@ func (rt *Route) parseViews(method string, segs, rest []string) *Error {
 }
 
 // op picks the operation for method, or answers 405 naming what is allowed.
-func (rt *Route) op(method string, segs []string, ops map[string]string) *Error {
+func (rt *Route) op(method string, segs []string, ops map[string]string) error {
 	if op, ok := ops[method]; ok {
 		rt.Operation = op
 		return nil
@@ -249,11 +249,11 @@ func (rt *Route) op(method string, segs []string, ops map[string]string) *Error 
 	return e
 }
 
-func noEndpoint(segs []string) *Error {
+func noEndpoint(segs []string) error {
 	return Errorf(http.StatusNotFound, NotFound, "no such endpoint: /v1/%s", strings.Join(segs, "/"))
 }
 
-func decodeName(seg, what string) (string, *Error) {
+func decodeName(seg, what string) (string, error) {
 	s, err := url.PathUnescape(seg)
 	if err != nil || s == "" {
 		return "", Errorf(http.StatusBadRequest, BadRequest, "malformed %s name %q", what, seg)
@@ -263,7 +263,7 @@ func decodeName(seg, what string) (string, *Error) {
 
 // DecodeNamespaceSegment decodes a {namespace} path segment (still
 // escaped): levels are split on 0x1F and on sep.
-func DecodeNamespaceSegment(seg, sep string) ([]string, *Error) {
+func DecodeNamespaceSegment(seg, sep string) ([]string, error) {
 	s, err := url.PathUnescape(seg)
 	if err != nil {
 		return nil, Errorf(http.StatusBadRequest, BadRequest, "malformed namespace %q: %v", seg, err)
@@ -273,7 +273,7 @@ func DecodeNamespaceSegment(seg, sep string) ([]string, *Error) {
 
 // DecodeNamespace splits an unescaped namespace string (path segment or the
 // `parent` query parameter) into its levels. Empty levels are rejected.
-func DecodeNamespace(s, sep string) ([]string, *Error) {
+func DecodeNamespace(s, sep string) ([]string, error) {
 	if s == "" {
 		return nil, Errorf(http.StatusBadRequest, BadRequest, "empty namespace")
 	}

@@ -2,6 +2,7 @@ package icerest
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -236,11 +237,11 @@ func TestParseRouteErrors(t *testing.T) {
 			if err == nil {
 				t.Fatalf("ParseRoute(%s %q) = %+v, want a %d error", tc.method, tc.path, rt, tc.code)
 			}
-			if err.Code != tc.code || err.Type != tc.typ {
+			if apiErr(t, err).Code != tc.code || apiErr(t, err).Type != tc.typ {
 				t.Fatalf("ParseRoute(%s %q): got %d %s (%s), want %d %s",
-					tc.method, tc.path, err.Code, err.Type, err.Message, tc.code, tc.typ)
+					tc.method, tc.path, apiErr(t, err).Code, apiErr(t, err).Type, apiErr(t, err).Message, tc.code, tc.typ)
 			}
-			if err.Message == "" {
+			if apiErr(t, err).Message == "" {
 				t.Fatal("empty error message")
 			}
 			if !reflect.DeepEqual(rt, Route{}) {
@@ -260,9 +261,9 @@ func TestParseRouteMethodNotAllowedMessage(t *testing.T) {
 			t.Fatal("PUT on a table parsed")
 		}
 		if i == 0 {
-			first = err.Message
-		} else if err.Message != first {
-			t.Fatalf("405 message is not stable: %q vs %q", err.Message, first)
+			first = apiErr(t, err).Message
+		} else if apiErr(t, err).Message != first {
+			t.Fatalf("405 message is not stable: %q vs %q", apiErr(t, err).Message, first)
 		}
 	}
 	for _, m := range []string{"DELETE", "GET", "HEAD", "POST"} {
@@ -324,7 +325,7 @@ func TestDecodeNamespace(t *testing.T) {
 		switch {
 		case tc.want == nil && err == nil:
 			t.Errorf("DecodeNamespace(%q, %q) = %q, want an error", tc.in, tc.sep, got)
-		case tc.want == nil && (err.Code != http.StatusBadRequest || err.Type != BadRequest):
+		case tc.want == nil && (apiErr(t, err).Code != http.StatusBadRequest || apiErr(t, err).Type != BadRequest):
 			t.Errorf("DecodeNamespace(%q, %q): got %v, want 400 %s", tc.in, tc.sep, err, BadRequest)
 		case tc.want != nil && err != nil:
 			t.Errorf("DecodeNamespace(%q, %q): %v", tc.in, tc.sep, err)
@@ -351,7 +352,7 @@ func TestDecodeNamespaceSegment(t *testing.T) {
 	} {
 		got, err := DecodeNamespaceSegment(tc.in, tc.sep)
 		if tc.want == nil {
-			if err == nil || err.Code != http.StatusBadRequest || err.Type != BadRequest {
+			if err == nil || apiErr(t, err).Code != http.StatusBadRequest || apiErr(t, err).Type != BadRequest {
 				t.Errorf("DecodeNamespaceSegment(%q, %q) = %q, %v; want a 400 %s", tc.in, tc.sep, got, err, BadRequest)
 			}
 			continue
@@ -445,10 +446,10 @@ func FuzzParseRoute(f *testing.F) {
 		for _, sep := range []string{"", UnitSeparator, "."} {
 			rt, err := ParseRoute(method, path, sep)
 			if err != nil {
-				if err.Code < 400 || err.Code > 499 {
+				if apiErr(t, err).Code < 400 || apiErr(t, err).Code > 499 {
 					t.Fatalf("ParseRoute(%q, %q, %q): non-4xx error %v", method, path, sep, err)
 				}
-				if err.Type == "" || err.Message == "" {
+				if apiErr(t, err).Type == "" || apiErr(t, err).Message == "" {
 					t.Fatalf("ParseRoute(%q, %q, %q): error without type or message: %+v", method, path, sep, err)
 				}
 				continue
@@ -482,4 +483,14 @@ func FuzzParseRoute(f *testing.F) {
 			}
 		}
 	})
+}
+
+// apiErr is the Iceberg error err must be.
+func apiErr(t testing.TB, err error) *Error {
+	t.Helper()
+	var e *Error
+	if !errors.As(err, &e) {
+		t.Fatalf("%v (%T) is not an Iceberg error", err, err)
+	}
+	return e
 }

@@ -20,7 +20,7 @@ import (
 //
 // It also returns what the body names, read from the same parse (exact
 // keys, as backends read them), for the policy to decide on.
-func ValidateBody(op string, body []byte) (Touched, *Error) {
+func ValidateBody(op string, body []byte) (Touched, error) {
 	var t Touched
 	rules, ok := bodyRules[op]
 	if !ok {
@@ -39,7 +39,7 @@ func ValidateBody(op string, body []byte) (Touched, *Error) {
 // TouchedTables are the tables a rename (source, then destination) or a
 // multi-table commit names, read as ValidateBody reads them: what the
 // policy decides on is what the cache evicts.
-func TouchedTables(op string, body []byte) ([]Identifier, *Error) {
+func TouchedTables(op string, body []byte) ([]Identifier, error) {
 	t, err := ValidateBody(op, body)
 	return t.Identifiers, err
 }

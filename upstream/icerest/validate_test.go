@@ -127,8 +127,8 @@ func TestValidateBodyBad(t *testing.T) {
 			t.Errorf("%s: %s passed", tc.name, tc.body)
 			continue
 		}
-		if err.Code != 400 || err.Type != BadRequest || !strings.Contains(err.Message, tc.want) {
-			t.Errorf("%s: got %d %s %q, want 400 BadRequestException containing %q", tc.name, err.Code, err.Type, err.Message, tc.want)
+		if apiErr(t, err).Code != 400 || apiErr(t, err).Type != BadRequest || !strings.Contains(apiErr(t, err).Message, tc.want) {
+			t.Errorf("%s: got %d %s %q, want 400 BadRequestException containing %q", tc.name, apiErr(t, err).Code, apiErr(t, err).Type, apiErr(t, err).Message, tc.want)
 		}
 	}
 }
@@ -150,8 +150,8 @@ func FuzzValidateBody(f *testing.F) {
 	f.Add(OpRenameTable, []byte(`{"source":{"namespace":["a"],"name":"t"},"destination":{"namespace":["a"],"name":"u"}}`))
 	f.Fuzz(func(t *testing.T, op string, body []byte) {
 		_, err := ValidateBody(op, body)
-		if err != nil && (err.Code != 400 || err.Type != BadRequest) {
-			t.Fatalf("got %d %s", err.Code, err.Type)
+		if err != nil && (apiErr(t, err).Code != 400 || apiErr(t, err).Type != BadRequest) {
+			t.Fatalf("got %d %s", apiErr(t, err).Code, apiErr(t, err).Type)
 		}
 		if err == nil && bodyRules[op] != nil {
 			if _, derr := decodeObject(body); derr != nil {
