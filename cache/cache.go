@@ -28,6 +28,9 @@ type Entry struct {
 	MetadataLocation string
 	// BackendETag is the backend's own ETag, for revalidation.
 	BackendETag string
+	// ETag is what lakegate answers the entry with, computed once when it
+	// is stored rather than on every hit.
+	ETag string
 	// Credentials marks a response that carries vended credentials or
 	// secret config; such entries are keyed by principal.
 	Credentials bool

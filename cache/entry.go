@@ -19,6 +19,7 @@ type entryMeta struct {
 	ContentType      string    `json:"content_type,omitempty"`
 	MetadataLocation string    `json:"metadata_location"`
 	BackendETag      string    `json:"backend_etag,omitempty"`
+	ETag             string    `json:"etag,omitempty"`
 	Credentials      bool      `json:"credentials,omitempty"`
 	Stored           time.Time `json:"stored"`
 }
@@ -28,7 +29,7 @@ type entryMeta struct {
 func encodeEntry(e *Entry) ([]byte, error) {
 	meta, err := json.Marshal(entryMeta{
 		ContentType: e.ContentType, MetadataLocation: e.MetadataLocation,
-		BackendETag: e.BackendETag, Credentials: e.Credentials, Stored: e.Stored,
+		BackendETag: e.BackendETag, ETag: e.ETag, Credentials: e.Credentials, Stored: e.Stored,
 	})
 	if err != nil {
 		return nil, err
@@ -59,7 +60,7 @@ func decodeEntry(raw string) (*Entry, error) {
 	e := &Entry{
 		Body:        []byte(raw[metaEnd:]),
 		ContentType: m.ContentType, MetadataLocation: m.MetadataLocation,
-		BackendETag: m.BackendETag, Credentials: m.Credentials, Stored: m.Stored,
+		BackendETag: m.BackendETag, ETag: m.ETag, Credentials: m.Credentials, Stored: m.Stored,
 	}
 	return e, nil
 }

@@ -11,7 +11,7 @@ import (
 func TestEntryRoundTrip(t *testing.T) {
 	for _, e := range []*Entry{
 		{Body: []byte(`{"metadata-location":"s3://b/t/m.json"}`), ContentType: "application/json",
-			MetadataLocation: "s3://b/t/m.json", BackendETag: `"abc"`, Credentials: true,
+			MetadataLocation: "s3://b/t/m.json", BackendETag: `"abc"`, ETag: `W/"0123"`, Credentials: true,
 			Stored: time.Date(2026, 12, 1, 15, 4, 5, 123456789, time.UTC)},
 		{MetadataLocation: "file:///w/t/m.json", Stored: time.Unix(0, 0).UTC()},
 		{Body: []byte{0, 1, 0xff, '\n'}, Stored: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)},

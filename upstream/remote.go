@@ -201,10 +201,20 @@ func (b *Remote) Serve(w http.ResponseWriter, r *http.Request, rt icerest.Route)
 		return
 	}
 	copyResponseHeaders(w.Header(), resp.Header)
+	if r.Method != http.MethodHead && bodyAllowed(resp.StatusCode) {
+		// The whole body is at hand: a length lets the server send it in
+		// one write instead of chunks.
+		w.Header().Set("Content-Length", strconv.Itoa(len(respBody)))
+	}
 	w.WriteHeader(resp.StatusCode)
 	if r.Method != http.MethodHead {
 		_, _ = w.Write(respBody)
 	}
+}
+
+// bodyAllowed tells whether an answer with status may carry a body.
+func bodyAllowed(status int) bool {
+	return status >= 200 && status != http.StatusNoContent && status != http.StatusNotModified
 }
 
 // Default timeouts of a whole backend call.

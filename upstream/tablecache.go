@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -139,13 +140,17 @@ func (tc *TableCache) store(r *http.Request, table, shared, private string, e *c
 	if e.Credentials {
 		key = private // one principal's credentials are never served to another
 	}
+	e.ETag = gatewayETag(e.MetadataLocation, shared)
 	tc.Cache.PutIf(r.Context(), table, key, e, gen)
 }
 
 // answer serves an entry with the gateway's ETag, or 304 when the client
 // already holds it.
 func (tc *TableCache) answer(w http.ResponseWriter, r *http.Request, e *cache.Entry, variant, how string) {
-	etag := gatewayETag(e.MetadataLocation, variant)
+	etag := e.ETag
+	if etag == "" {
+		etag = gatewayETag(e.MetadataLocation, variant)
+	}
 	h := w.Header()
 	h.Set("ETag", etag)
 	h.Set(CacheHeader, how)
@@ -155,6 +160,7 @@ func (tc *TableCache) answer(w http.ResponseWriter, r *http.Request, e *cache.En
 		return
 	}
 	h.Set("Content-Type", e.ContentType)
+	h.Set("Content-Length", strconv.Itoa(len(e.Body))) // one write, not chunks
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(e.Body)
 }
