@@ -256,8 +256,12 @@ func Capture(next Handler, r *http.Request, rt icerest.Route) *Captured {
 	return rec
 }
 
-// WriteTo sends the held response.
+// WriteTo sends the held response. A length the handler declared is
+// made the held body's: a stage may have rewritten the body since.
 func (c *Captured) WriteTo(w http.ResponseWriter) {
+	if _, ok := c.Header["Content-Length"]; ok {
+		c.Header.Set("Content-Length", strconv.Itoa(c.Body.Len()))
+	}
 	for k, v := range c.Header {
 		w.Header()[k] = v
 	}

@@ -1,6 +1,8 @@
 package upstream
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -44,4 +46,27 @@ func TestTableCacheAffected(t *testing.T) {
 	} {
 		assert.Equal(t, c.want, tc.affected(c.rt, []byte(c.body)), c.name)
 	}
+}
+
+// A held answer whose body a stage rewrote (a filtered listing, stripped
+// credentials) goes out with its new length, not the backend's.
+func TestCapturedWriteToKeepsLengthTrue(t *testing.T) {
+	rec := Capture(func(w http.ResponseWriter, _ *http.Request, _ icerest.Route) {
+		w.Header().Set("Content-Length", "12")
+		_, _ = w.Write([]byte(`{"a":"long"}`))
+	}, httptest.NewRequest(http.MethodGet, "/", nil), icerest.Route{})
+	rec.Body.Reset()
+	rec.Body.WriteString(`{}`)
+	out := httptest.NewRecorder()
+	rec.WriteTo(out)
+	assert.Equal(t, "2", out.Header().Get("Content-Length"))
+	assert.Equal(t, `{}`, out.Body.String())
+
+	// An answer that declared none (HEAD, chunked) still declares none.
+	bare := Capture(func(w http.ResponseWriter, _ *http.Request, _ icerest.Route) {
+		w.WriteHeader(http.StatusNoContent)
+	}, httptest.NewRequest(http.MethodHead, "/", nil), icerest.Route{})
+	out = httptest.NewRecorder()
+	bare.WriteTo(out)
+	assert.Empty(t, out.Header().Values("Content-Length"))
 }
