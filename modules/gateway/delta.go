@@ -66,6 +66,19 @@ func (h *DeltaHandler) Provision(ctx caddy.Context) error {
 		return err
 	}
 	h.app = app.(*App)
+	store, key, err := h.app.deltaStore()
+	if err != nil {
+		return err
+	}
+	h.storeKey = key
+	h.svc = delta.NewService(h.app, store)
+	h.svc.VendsPaths = len(h.PathCredentials) > 0
+	return nil
+}
+
+// Validate checks that every path_credentials source can vend: a
+// configured catalog with locations to confine paths to, and a namespace.
+func (h *DeltaHandler) Validate() error {
 	for _, src := range h.PathCredentials {
 		cat, ok := h.app.catalog(src.Catalog)
 		switch {
@@ -77,13 +90,6 @@ func (h *DeltaHandler) Provision(ctx caddy.Context) error {
 			return fmt.Errorf("lakegate_delta path_credentials: catalog %q needs a namespace", src.Catalog)
 		}
 	}
-	store, key, err := h.app.deltaStore()
-	if err != nil {
-		return err
-	}
-	h.storeKey = key
-	h.svc = delta.NewService(h.app, store)
-	h.svc.VendsPaths = len(h.PathCredentials) > 0
 	return nil
 }
 
@@ -380,6 +386,7 @@ func (h *DeltaHandler) serveStagingCredentials(w http.ResponseWriter, r *http.Re
 // Interface guards
 var (
 	_ caddy.Provisioner           = (*DeltaHandler)(nil)
+	_ caddy.Validator             = (*DeltaHandler)(nil)
 	_ caddy.CleanerUpper          = (*DeltaHandler)(nil)
 	_ caddyhttp.MiddlewareHandler = (*DeltaHandler)(nil)
 )

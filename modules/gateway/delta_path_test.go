@@ -9,6 +9,7 @@ import (
 
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+	"github.com/caddyserver/caddy/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -144,5 +145,30 @@ func TestDeltaTemporaryPathCredentialsPolicy(t *testing.T) {
 		require.Equal(t, http.StatusForbidden, code, "%v", out)
 		assert.Equal(t, "PermissionDeniedException", errType(out))
 		assert.Equal(t, tc.message, errMessage(out))
+	}
+}
+
+// A path_credentials source that cannot vend is refused at load, by
+// Validate, with the source named.
+func TestDeltaPathCredentialsConfigRefused(t *testing.T) {
+	confined := remote("lake", "http://127.0.0.1:9", nil)
+	confined["allowed_locations"] = []string{"file:///srv/lake"}
+	for name, tc := range map[string]struct {
+		src  map[string]any
+		want string
+	}{
+		"unknown catalog":   {map[string]any{"catalog": "nowhere", "namespace": []string{"s"}}, `lakegate_delta path_credentials: no catalog named "nowhere"`},
+		"unconfined remote": {map[string]any{"catalog": "open", "namespace": []string{"s"}}, `lakegate_delta path_credentials: catalog "open" has no allowed_locations to confine paths to`},
+		"no namespace":      {map[string]any{"catalog": "lake"}, `lakegate_delta path_credentials: catalog "lake" needs a namespace`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			addr := freeAddr(t)
+			app := map[string]any{"catalogs": []any{confined, remote("open", "http://127.0.0.1:9", nil)}}
+			err := caddy.Load(caddyJSONHandlers(t, addr, app,
+				map[string]any{"handler": "lakegate_delta", "path_credentials": []any{tc.src}}), true)
+			t.Cleanup(func() { _ = caddy.Stop() })
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
 	}
 }
