@@ -2,9 +2,7 @@ package sharing
 
 import (
 	"context"
-	"fmt"
 	"net/http"
-	"net/url"
 	"slices"
 	"sort"
 	"time"
@@ -15,7 +13,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/lakegate/lakegate/translate/sharing/actions"
-	"github.com/lakegate/lakegate/translate/sharing/fileurl"
 	"github.com/lakegate/lakegate/translate/sharing/hints"
 )
 
@@ -173,51 +170,6 @@ func limited(tasks []table.FileScanTask, limit int64) []table.FileScanTask {
 	return tasks
 }
 
-// file describes one data file with a fresh URL.
-func (rs *response) file(ctx context.Context, df iceberg.DataFile, sch *iceberg.Schema, v version) (actions.File, *Error) {
-	u, err := rs.fileURL(ctx, df.FilePath())
-	if err != nil {
-		return actions.File{}, Errorf(http.StatusInternalServerError, CodeInternal, "cannot hand out a URL for a file of table %q: %v", rs.l.target.Table, err)
-	}
-	rs.files++
-	return actions.File{URL: u, Data: df, Spec: rs.specOf(df), Schema: sch, Version: v.V, Timestamp: v.Ts,
-		Expiration: rs.exp.UnixMilli()}, nil
-}
-
-// specOf is the spec a file's partition values are read with: the one it
-// was written with (the table's metadata holds every spec), or none when
-// the answer declares no partition columns.
-func (rs *response) specOf(df iceberg.DataFile) iceberg.PartitionSpec {
-	spec := rs.l.tbl.Metadata().PartitionSpecByID(int(df.SpecID()))
-	if spec == nil || !rs.partitioned {
-		return *iceberg.UnpartitionedSpec
-	}
-	return *spec
-}
-
-// fileURL is the URL a recipient downloads a file at: a presigned S3 URL
-// (one presigner per answer, built on first use), or for a
-// local-filesystem warehouse lakegate's own signed URL.
-func (rs *response) fileURL(ctx context.Context, path string) (string, error) {
-	u, err := url.Parse(path)
-	if err != nil {
-		return "", err
-	}
-	switch u.Scheme {
-	case "", "file":
-		local := fileurl.Local{Sealer: rs.s.Sealer, BaseURL: rs.req.FilesBase}
-		return local.URL(path, rs.l.tbl.Location(), rs.exp)
-	case "s3", "s3a", "s3n":
-		if rs.presigner == nil {
-			if rs.presigner, err = fileurl.NewS3Presigner(rs.l.props); err != nil {
-				return "", err
-			}
-		}
-		return rs.presigner.Presign(ctx, path, rs.s.lifetime())
-	}
-	return "", fmt.Errorf("lakegate cannot hand out URLs for %s:// storage", u.Scheme)
-}
-
 // changes answers a changes request (or a query with startingVersion):
 // for every version in the range, `add` for each data file its snapshots
 // added and `remove` for each they deleted, read from the manifests those
@@ -299,14 +251,14 @@ func (rs *response) fileChanges(ctx context.Context, fs iceio.IO, v version, sna
 	sch := v.Meta.CurrentSchema()
 	for _, set := range []struct {
 		files []iceberg.DataFile
-		line  func(actions.Format, actions.File) ([]byte, error)
-	}{{removed, actions.Remove}, {added, actions.Add}} {
+		line  func(*actions.Encoder, []byte, actions.Format, actions.File) ([]byte, error)
+	}{{removed, (*actions.Encoder).AppendRemove}, {added, (*actions.Encoder).AppendAdd}} {
 		for _, df := range set.files {
 			f, err := rs.file(ctx, df, sch, v)
 			if err != nil {
 				return err
 			}
-			if err := rs.add(set.line(rs.format, f)); err != nil {
+			if err := rs.fileLine(set.line, f); err != nil {
 				return err
 			}
 		}

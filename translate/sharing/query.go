@@ -1,7 +1,6 @@
 package sharing
 
 import (
-	"bytes"
 	"context"
 	"net/http"
 	"slices"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/lakegate/lakegate/translate/schema"
 	"github.com/lakegate/lakegate/translate/sharing/actions"
-	"github.com/lakegate/lakegate/translate/sharing/fileurl"
 )
 
 // VersionHeader carries the table version on version, metadata, query
@@ -106,6 +104,8 @@ func (s *Server) serveTable(ctx context.Context, w http.ResponseWriter, r *http.
 	// later than the URLs' own.
 	rs := &response{s: s, req: req, l: l, caps: caps, idHash: idHash, changeFeed: s.ChangeDir != "" || changeFeedServable(l.tbl.Metadata()),
 		exp: s.now().Truncate(time.Second).Add(s.lifetime())}
+	rs.fileWriter = fileWriter{rs: rs, lines: pooledLines()}
+	defer rs.release()
 	switch {
 	case req.Route.Op == OpQueryChanges:
 		err = rs.changes(ctx, h, ch)
@@ -162,17 +162,15 @@ type response struct {
 	// partitioned: the metadata line declares partition columns, so file
 	// lines carry partition values.
 	partitioned bool
-	presigner   *fileurl.S3Presigner
-	lines       bytes.Buffer
-	files       int
+	// fileWriter holds the answer's lines (and writes its file lines).
+	fileWriter
 }
 
 func (rs *response) add(b []byte, err error) *Error {
 	if err != nil {
 		return Errorf(http.StatusInternalServerError, CodeInternal, "%v", err)
 	}
-	rs.lines.Write(b)
-	rs.lines.WriteByte('\n')
+	rs.lines = append(append(rs.lines, b...), '\n')
 	return nil
 }
 
@@ -195,17 +193,7 @@ func (rs *response) snapshot(ctx context.Context, h history, q QueryRequest, wit
 		return err
 	}
 	travel := q.Version != nil || q.Timestamp != nil
-	sch := v.Meta.CurrentSchema()
-	for _, t := range tasks {
-		f, err := rs.file(ctx, t.File, sch, v)
-		if err != nil {
-			return err
-		}
-		if err := rs.add(actions.FileLine(rs.format, f, travel)); err != nil {
-			return err
-		}
-	}
-	return nil
+	return rs.fileLines(ctx, tasks, v.Meta.CurrentSchema(), v, travel)
 }
 
 // pick is the version a snapshot request reads.
@@ -392,5 +380,5 @@ func (rs *response) write(w http.ResponseWriter) {
 		w.Header().Set(FileIDHashHeader, rs.idHash)
 	}
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(rs.lines.Bytes())
+	_, _ = w.Write(rs.lines)
 }

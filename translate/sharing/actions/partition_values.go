@@ -58,17 +58,24 @@ func PartitionValues(df iceberg.DataFile, spec iceberg.PartitionSpec, s *iceberg
 // iceberg.DecimalLiteral, ...), but raw Avro primitives and Literals appear
 // too, so the column type decides and the value is read leniently.
 func partitionString(v any, t iceberg.Type) (*string, error) {
+	s, null, err := partitionValue(v, t)
+	if err != nil || null {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// partitionValue is partitionString without the pointer: null says the
+// value is null.
+func partitionValue(v any, t iceberg.Type) (s string, null bool, err error) {
 	if lit, ok := v.(iceberg.Literal); ok {
 		v = lit.Any()
 	}
 	if v == nil {
-		return nil, nil
+		return "", true, nil
 	}
-	s, err := formatPartition(v, t)
-	if err != nil {
-		return nil, err
-	}
-	return &s, nil
+	s, err = formatPartition(v, t)
+	return s, false, err
 }
 
 func formatPartition(v any, t iceberg.Type) (string, error) {

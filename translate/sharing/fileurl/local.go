@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/lakegate/lakegate/internal/jsonenc"
 )
 
 // PurposeLocalFile is the Sealer purpose for Local file tokens.
@@ -40,23 +42,67 @@ type localClaim struct {
 // strictly inside the table location, checked here to fail early and again
 // on every request.
 func (l *Local) URL(filePath, tableLocation string, expires time.Time) (string, error) {
+	return l.Batch(tableLocation, expires).URL(filePath)
+}
+
+// Batch issues the URLs of many files of one table that all expire at
+// the same time: the URLs URL would return, with the table location
+// parsed once and the sealing state (see Sealer) reused from one URL to
+// the next. A LocalBatch is not safe for concurrent use.
+func (l *Local) Batch(tableLocation string, expires time.Time) *LocalBatch {
+	b := &LocalBatch{sealer: l.Sealer, expires: expires, tableLocation: tableLocation,
+		prefix: strings.TrimRight(l.BaseURL, "/") + "/"}
+	// A bad location is reported with the first file, after the file's
+	// own problems, as URL reports it.
+	if b.table, b.tableErr = localPath(tableLocation); b.tableErr == nil {
+		b.claimTail = append(jsonenc.AppendString([]byte(`,"t":`), b.table), '}')
+	}
+	return b
+}
+
+// LocalBatch issues Local URLs for the files of one table (Local.Batch).
+type LocalBatch struct {
+	sealer        *Sealer
+	expires       time.Time
+	tableLocation string
+	prefix        string // BaseURL + "/"
+	table         string
+	tableErr      error
+	claimTail     []byte // the claim's table, encoded once
+	seal          *sealing
+	claim, buf    []byte
+}
+
+// URL returns a URL serving filePath, as Local.URL does.
+func (b *LocalBatch) URL(filePath string) (string, error) {
+	var err error
+	if b.buf, err = b.AppendURL(b.buf[:0], filePath); err != nil {
+		return "", err
+	}
+	return string(b.buf), nil
+}
+
+// AppendURL appends the URL of filePath to dst (dst as given on error).
+func (b *LocalBatch) AppendURL(dst []byte, filePath string) ([]byte, error) {
 	file, err := localPath(filePath)
 	if err != nil {
-		return "", err
+		return dst, err
 	}
-	table, err := localPath(tableLocation)
-	if err != nil {
-		return "", err
+	if b.tableErr != nil {
+		return dst, b.tableErr
 	}
-	if !within(table, file) {
-		return "", fmt.Errorf("fileurl: data file %q is not inside table location %q", filePath, tableLocation)
+	if !within(b.table, file) {
+		return dst, fmt.Errorf("fileurl: data file %q is not inside table location %q", filePath, b.tableLocation)
 	}
-	payload, err := json.Marshal(localClaim{File: file, Table: table})
-	if err != nil {
-		return "", err
+	// The localClaim as encoding/json writes it: {"f":file,"t":table}.
+	b.claim = jsonenc.AppendString(append(b.claim[:0], `{"f":`...), file)
+	b.claim = append(b.claim, b.claimTail...)
+	if b.seal == nil {
+		b.seal = b.sealer.sealing(PurposeLocalFile, b.expires)
 	}
-	token := l.Sealer.Seal(PurposeLocalFile, payload, expires)
-	return strings.TrimRight(l.BaseURL, "/") + "/" + token + "?" + readMarker, nil
+	dst = append(dst, b.prefix...)
+	dst = b.seal.appendToken(dst, b.claim)
+	return append(append(dst, '?'), readMarker...), nil
 }
 
 // readMarker ends every URL: Azure SAS's "signed permissions: read". The
@@ -70,6 +116,9 @@ const readMarker = "sp=r"
 // path. Relative paths are refused: they would resolve against whatever the
 // server's working directory happens to be.
 func localPath(s string) (string, error) {
+	if p, ok := plainLocalPath(s); ok {
+		return p, nil
+	}
 	p := s
 	if len(s) >= 5 && strings.EqualFold(s[:5], "file:") {
 		u, err := url.Parse(s)
@@ -89,9 +138,42 @@ func localPath(s string) (string, error) {
 	return filepath.Clean(p), nil
 }
 
+// plainLocalPath is localPath(s) for the spellings of local data files
+// that need no URL parsing: an absolute path, or a file: URI with an empty
+// or localhost authority, holding nothing url.Parse would unescape, split
+// off or refuse (no '%', '?', '#' or control bytes). ok is false for
+// anything else, which localPath parses in full.
+func plainLocalPath(s string) (string, bool) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == 0x7f || c == '%' || c == '?' || c == '#' {
+			return "", false
+		}
+	}
+	p := s
+	if len(s) >= 5 && strings.EqualFold(s[:5], "file:") {
+		switch rest := s[5:]; {
+		case strings.HasPrefix(rest, "///"):
+			p = rest[2:]
+		case strings.HasPrefix(rest, "//localhost/"):
+			p = rest[len("//localhost"):]
+		case strings.HasPrefix(rest, "//") || !strings.HasPrefix(rest, "/"):
+			return "", false
+		default:
+			p = rest
+		}
+	} else if strings.Contains(s, "://") || !strings.HasPrefix(s, "/") {
+		return "", false
+	}
+	return filepath.Clean(p), true
+}
+
 // within reports whether child is strictly below dir; both must be clean
 // absolute paths. The table directory itself is not a servable file.
 func within(dir, child string) bool {
+	if len(child) > len(dir)+1 && child[len(dir)] == '/' && strings.HasPrefix(child, dir) && dir != "/" {
+		// A clean path below dir: what Rel would find, without building it.
+		return true
+	}
 	rel, err := filepath.Rel(dir, child)
 	if err != nil || rel == "." || filepath.IsAbs(rel) {
 		return false

@@ -10,6 +10,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash"
 	"time"
 )
 
@@ -120,16 +121,41 @@ func RandomKey() []byte {
 // whole seconds). The purpose is bound into the authentication but not
 // stored, so a token only opens under the same purpose.
 func (s *Sealer) Seal(purpose string, payload []byte, expires time.Time) string {
-	header := make([]byte, headerLen)
-	header[0] = tokenVersion
-	binary.BigEndian.PutUint64(header[1:], uint64(expires.Unix()))
-	ad := associatedData(purpose, header)
+	return string(s.sealing(purpose, expires).appendToken(nil, payload))
+}
+
+// sealing seals many payloads for one purpose and expiry, as Seal does,
+// reusing what they share: the associated data, the nonce MAC (reset
+// between tokens rather than rebuilt) and scratch space. It is not safe
+// for concurrent use; a Sealer hands out one per batch.
+type sealing struct {
+	k      sealerKey
+	header [headerLen]byte
+	ad     []byte
+	mac    hash.Hash
+	sum    []byte
+	raw    []byte
+}
+
+func (s *Sealer) sealing(purpose string, expires time.Time) *sealing {
 	k := s.keys[0]
-	nonce := hmacSum(k.nonce, ad, payload)[:nonceLen]
-	out := make([]byte, 0, headerLen+nonceLen+len(payload)+tagLen)
-	out = append(append(out, header...), nonce...)
-	out = k.aead.Seal(out, nonce, payload, ad)
-	return tokenEncoding.EncodeToString(out)
+	b := &sealing{k: k, mac: hmac.New(sha256.New, k.nonce)}
+	b.header[0] = tokenVersion
+	binary.BigEndian.PutUint64(b.header[1:], uint64(expires.Unix()))
+	b.ad = associatedData(purpose, b.header[:])
+	return b
+}
+
+// appendToken appends the token Seal(purpose, payload, expires) returns.
+func (b *sealing) appendToken(dst, payload []byte) []byte {
+	b.mac.Reset()
+	b.mac.Write(b.ad)
+	b.mac.Write(payload)
+	b.sum = b.mac.Sum(b.sum[:0])
+	nonce := b.sum[:nonceLen]
+	b.raw = append(append(b.raw[:0], b.header[:]...), nonce...)
+	b.raw = b.k.aead.Seal(b.raw, nonce, payload, b.ad)
+	return tokenEncoding.AppendEncode(dst, b.raw)
 }
 
 // Open checks token for purpose and returns its payload. Authenticity is
