@@ -3,7 +3,6 @@ package policies
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -175,8 +174,9 @@ func memoKey(set *policySet, in *Input) ([32]byte, bool) {
 	if set.memo == nil {
 		return [32]byte{}, false
 	}
-	b, err := json.Marshal(in)
-	if err != nil {
+	var buf [512]byte
+	b, ok := in.appendKey(buf[:0])
+	if !ok {
 		return [32]byte{}, false
 	}
 	return sha256.Sum256(b), true
