@@ -238,6 +238,7 @@ func (c *Cache) PutIf(ctx context.Context, table, key string, e *Entry, gen uint
 func (c *Cache) putL1(table, key string, e *Entry, gen uint64) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	fits := e.size() <= c.cfg.MaxBytes
 	if now := c.gen.Load(); now != gen {
 		if now-gen > uint64(len(c.recent)) {
 			return false // too many since: assume the table was among them
@@ -249,6 +250,12 @@ func (c *Cache) putL1(table, key string, e *Entry, gen uint64) bool {
 		}
 	}
 	k := table + "\x00" + key
+	if !fits {
+		// Larger than all of L1: adding it would evict everything, then
+		// itself. Its older copy goes, so L1 never serves that.
+		c.l1.Remove(k)
+		return true
+	}
 	if old, ok := c.l1.Peek(k); ok {
 		c.bytes -= old.size()
 	}

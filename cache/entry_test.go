@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -67,4 +68,25 @@ func FuzzDecodeEntry(f *testing.F) {
 		assert.Equal(t, e.MetadataLocation, e2.MetadataLocation)
 		assert.True(t, e.Stored.Equal(e2.Stored))
 	})
+}
+
+// An entry larger than all of L1 is not added (it would evict everything,
+// then itself), and takes the older copy of its key with it.
+func TestOversizedEntrySkipsL1(t *testing.T) {
+	c, err := New(Config{MaxBytes: 1 << 10}, nil, nil)
+	require.NoError(t, err)
+	small := &Entry{Body: []byte("old"), MetadataLocation: "m1", Stored: time.Now()}
+	other := &Entry{Body: []byte("other"), MetadataLocation: "m2", Stored: time.Now()}
+	c.Put(context.Background(), "lake\x00ns\x00t", "v", small)
+	c.Put(context.Background(), "lake\x00ns\x00u", "v", other)
+	big := &Entry{Body: make([]byte, 2<<10), MetadataLocation: "m3", Stored: time.Now()}
+	c.Put(context.Background(), "lake\x00ns\x00t", "v", big)
+
+	e, level := c.Get(context.Background(), "lake\x00ns\x00t", "v")
+	assert.Nil(t, e, "neither the oversized entry nor the copy it replaced")
+	assert.Equal(t, Miss, level)
+	e, _ = c.Get(context.Background(), "lake\x00ns\x00u", "v")
+	require.NotNil(t, e, "the other entries stay")
+	assert.Equal(t, "other", string(e.Body))
+	assert.Equal(t, other.size(), c.Stats().L1Bytes)
 }
