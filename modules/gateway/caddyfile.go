@@ -6,7 +6,6 @@ import (
 
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
-	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/dustin/go-humanize"
 
 	"github.com/lakegate/lakegate/duration"
@@ -16,8 +15,6 @@ import (
 
 func init() {
 	httpcaddyfile.RegisterGlobalOption("lakegate", parseAppOption)
-	httpcaddyfile.RegisterHandlerDirective("lakegate_iceberg", parseIcebergHandler)
-	httpcaddyfile.RegisterDirectiveOrder("lakegate_iceberg", httpcaddyfile.Before, "reverse_proxy")
 }
 
 // parseAppOption parses the `lakegate` global option:
@@ -218,18 +215,6 @@ func oneArg(d *caddyfile.Dispenser, dst *string) error {
 		return d.ArgErr()
 	}
 	return nil
-}
-
-func parseIcebergHandler(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
-	handler := new(IcebergHandler)
-	h.Next() // the directive name
-	if h.NextArg() {
-		return nil, h.ArgErr()
-	}
-	for h.NextBlock(0) {
-		return nil, h.Errf("lakegate_iceberg takes no options yet, got %q", h.Val())
-	}
-	return handler, nil
 }
 
 // Interface guards

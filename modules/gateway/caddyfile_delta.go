@@ -6,6 +6,11 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 )
 
+func init() {
+	httpcaddyfile.RegisterHandlerDirective("lakegate_delta", parseDeltaHandler)
+	httpcaddyfile.RegisterDirectiveOrder("lakegate_delta", httpcaddyfile.Before, "reverse_proxy")
+}
+
 // parseDeltaHandler parses the `lakegate_delta` directive.
 func parseDeltaHandler(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
 	handler := new(DeltaHandler)

@@ -41,18 +41,29 @@ func init() {
 //	}
 func parseSharingHandler(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
 	s := new(SharingHandler)
-	h.Next()
-	if h.NextArg() {
-		// A path here would be read by Caddy as a request matcher.
-		return nil, h.Err("lakegate_sharing takes no arguments; set the path with `prefix`")
-	}
-	for h.NextBlock(0) {
-		if err := s.parseOption(h.Dispenser); err != nil {
-			return nil, err
-		}
+	if err := s.UnmarshalCaddyfile(h.Dispenser); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
+
+// UnmarshalCaddyfile reads the block parseSharingHandler describes.
+func (s *SharingHandler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next() // the directive name
+	if d.NextArg() {
+		// A path here would be read by Caddy as a request matcher.
+		return d.Err("lakegate_sharing takes no arguments; set the path with `prefix`")
+	}
+	for d.NextBlock(0) {
+		if err := s.parseOption(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Interface guard
+var _ caddyfile.Unmarshaler = (*SharingHandler)(nil)
 
 func (s *SharingHandler) parseOption(d *caddyfile.Dispenser) error {
 	switch d.Val() {

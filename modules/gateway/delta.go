@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/lakegate/lakegate/caller"
@@ -19,8 +18,6 @@ import (
 
 func init() {
 	caddy.RegisterModule(DeltaHandler{})
-	httpcaddyfile.RegisterHandlerDirective("lakegate_delta", parseDeltaHandler)
-	httpcaddyfile.RegisterDirectiveOrder("lakegate_delta", httpcaddyfile.Before, "reverse_proxy")
 }
 
 // deltaPrefix is where Unity Catalog's Delta REST API lives.
