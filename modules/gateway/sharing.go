@@ -286,7 +286,7 @@ type recipientCaller struct {
 // authenticate accepts a share's recipient token, else whatever the
 // app's identity accepts. Delta Sharing always needs a bearer token:
 // without identity configured, only recipient tokens get in.
-func (h *SharingHandler) authenticate(r *http.Request) (recipientCaller, *sharing.Error) {
+func (h *SharingHandler) authenticate(r *http.Request) (recipientCaller, error) {
 	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if ok {
 		if rc, found := h.recipient(token); found {

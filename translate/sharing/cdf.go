@@ -67,7 +67,7 @@ type changeEntry struct {
 
 // rewriteChanges adds the cdf lines of version v, whose snapshots snaps
 // (oldest first) include a rewrite.
-func (rs *response) rewriteChanges(ctx context.Context, fs iceio.IO, v version, snaps []table.Snapshot) *Error {
+func (rs *response) rewriteChanges(ctx context.Context, fs iceio.IO, v version, snaps []table.Snapshot) error {
 	name := rs.l.target.Table
 	if rs.s.ChangeDir == "" {
 		return badParam("version %d of table %q rewrote data files (a copy-on-write delete, update or merge); "+
@@ -100,7 +100,7 @@ func (rs *response) rewriteChanges(ctx context.Context, fs iceio.IO, v version, 
 // versionFiles are the data files the version's snapshots removed and
 // added, from their own manifests; a file added and removed within the
 // version is in neither.
-func (rs *response) versionFiles(fs iceio.IO, v version, snaps []table.Snapshot) (removed, added []iceberg.DataFile, _ *Error) {
+func (rs *response) versionFiles(fs iceio.IO, v version, snaps []table.Snapshot) (removed, added []iceberg.DataFile, _ error) {
 	fail := func(err error) *Error {
 		return Errorf(http.StatusBadGateway, CodeInternal, "reading version %d of table %q: %v", v.V, rs.l.target.Table, err)
 	}
@@ -156,7 +156,7 @@ func ownEntries(fs iceio.IO, snap *table.Snapshot) ([]iceberg.ManifestEntry, err
 // changeIndex returns the version's change files, deriving and writing
 // them first (within max_change_rewrite_bytes) when the folder has no
 // complete index yet.
-func (rs *response) changeIndex(ctx context.Context, fs iceio.IO, dir string, v version, snaps []table.Snapshot) (*changeIndex, *Error) {
+func (rs *response) changeIndex(ctx context.Context, fs iceio.IO, dir string, v version, snaps []table.Snapshot) (*changeIndex, error) {
 	if raw, err := os.ReadFile(filepath.Join(dir, "index.json")); err == nil {
 		var idx changeIndex
 		if json.Unmarshal(raw, &idx) == nil {
@@ -190,7 +190,7 @@ func (rs *response) changeIndex(ctx context.Context, fs iceio.IO, dir string, v 
 // noEarlierDeletes refuses a version whose predecessor's snapshot has
 // delete files (merge-on-read): rows they delete from the files it
 // rewrites would read as present and be reported deleted again.
-func (rs *response) noEarlierDeletes(fs iceio.IO, v version, first table.Snapshot) *Error {
+func (rs *response) noEarlierDeletes(fs iceio.IO, v version, first table.Snapshot) error {
 	if first.ParentSnapshotID == nil {
 		return nil
 	}

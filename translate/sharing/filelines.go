@@ -43,14 +43,14 @@ const parallelFiles = 256
 // at once by up to GOMAXPROCS goroutines, each with its own fileWriter,
 // and joined in order. The first failing file in listing order decides
 // the error, as when one goroutine writes them all.
-func (rs *response) fileLines(ctx context.Context, tasks []table.FileScanTask, sch *iceberg.Schema, v version, withVersion bool) *Error {
+func (rs *response) fileLines(ctx context.Context, tasks []table.FileScanTask, sch *iceberg.Schema, v version, withVersion bool) error {
 	n := min(runtime.GOMAXPROCS(0), len(tasks)/parallelFiles)
 	if n <= 1 {
 		return rs.fileWriter.queryLines(ctx, tasks, sch, v, withVersion, len(tasks))
 	}
 	per := (len(tasks) + n - 1) / n
 	runs := make([]fileWriter, n)
-	errs := make([]*Error, n)
+	errs := make([]error, n)
 	panics := make([]any, n)
 	var wg sync.WaitGroup
 	for i := 1; i < n; i++ {
@@ -90,7 +90,7 @@ func (rs *response) fileLines(ctx context.Context, tasks []table.FileScanTask, s
 
 // queryLines appends the file line of every task; after the first line,
 // the buffer grows for reserve lines of its size.
-func (w *fileWriter) queryLines(ctx context.Context, tasks []table.FileScanTask, sch *iceberg.Schema, v version, withVersion bool, reserve int) *Error {
+func (w *fileWriter) queryLines(ctx context.Context, tasks []table.FileScanTask, sch *iceberg.Schema, v version, withVersion bool, reserve int) error {
 	line := func(e *actions.Encoder, dst []byte, f actions.Format, file actions.File) ([]byte, error) {
 		return e.AppendFileLine(dst, f, file, withVersion)
 	}
@@ -111,7 +111,7 @@ func (w *fileWriter) queryLines(ctx context.Context, tasks []table.FileScanTask,
 }
 
 // fileLine appends a file line that line (an Encoder method) writes.
-func (w *fileWriter) fileLine(line func(*actions.Encoder, []byte, actions.Format, actions.File) ([]byte, error), f actions.File) *Error {
+func (w *fileWriter) fileLine(line func(*actions.Encoder, []byte, actions.Format, actions.File) ([]byte, error), f actions.File) error {
 	var err error
 	if w.lines, err = line(&w.enc, w.lines, w.rs.format, f); err != nil {
 		return Errorf(http.StatusInternalServerError, CodeInternal, "%v", err)
@@ -154,7 +154,7 @@ func (w *fileWriter) release() {
 }
 
 // file describes one data file with a fresh URL.
-func (w *fileWriter) file(ctx context.Context, df iceberg.DataFile, sch *iceberg.Schema, v version) (actions.File, *Error) {
+func (w *fileWriter) file(ctx context.Context, df iceberg.DataFile, sch *iceberg.Schema, v version) (actions.File, error) {
 	rs := w.rs
 	u, err := w.fileURL(ctx, df.FilePath())
 	if err != nil {

@@ -76,12 +76,12 @@ func TestFileLinesParallelMatchSequential(t *testing.T) {
 				tasks := linesTasks(t, n)
 				par := linesResponse(t, f)
 				par.lines = append(par.lines, "header\n"...)
-				require.Nil(t, par.fileLines(context.Background(), tasks, sch, v, travel))
+				require.NoError(t, par.fileLines(context.Background(), tasks, sch, v, travel))
 				seq := linesResponse(t, f)
 				seq.lines = append(seq.lines, "header\n"...)
 				for _, task := range tasks {
 					file, err := seq.file(context.Background(), task.File, sch, v)
-					require.Nil(t, err)
+					require.NoError(t, err)
 					b, lerr := actions.FileLine(f, file, travel)
 					require.NoError(t, lerr)
 					seq.lines = append(append(seq.lines, b...), '\n')
@@ -96,7 +96,7 @@ func TestFileLinesParallelMatchSequential(t *testing.T) {
 		tasks := linesTasks(t, 2049, bad...)
 		perr := par.fileLines(context.Background(), tasks, sch, v, false)
 		serr := seq.fileWriter.queryLines(context.Background(), tasks, sch, v, false, len(tasks))
-		require.NotNil(t, perr)
+		require.Error(t, perr)
 		require.Equal(t, serr, perr, "bad files %v", bad)
 		require.Contains(t, perr.Error(), fmt.Sprintf("%05d.parquet", min(bad[0], bad[len(bad)-1])))
 	}

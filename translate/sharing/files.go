@@ -20,7 +20,7 @@ import (
 // hints: planned by the backend when it offers server-side planning (and
 // Planning is auto), else by lakegate over the manifests. limitHint stops
 // the listing once the files hold that many records.
-func (s *Server) planFiles(ctx context.Context, l *loaded, v version, q QueryRequest) ([]table.FileScanTask, *Error) {
+func (s *Server) planFiles(ctx context.Context, l *loaded, v version, q QueryRequest) ([]table.FileScanTask, error) {
 	if v.Snap == nil {
 		return nil, nil
 	}
@@ -148,7 +148,7 @@ func filterOf(q QueryRequest, sch *iceberg.Schema, log *zap.Logger) iceberg.Bool
 // noDeletes refuses tables whose rows are deleted by delete files: the
 // protocol's file lists cannot say which rows of a file are gone, and
 // answering without them would return deleted rows.
-func noDeletes(tasks []table.FileScanTask, name string) *Error {
+func noDeletes(tasks []table.FileScanTask, name string) error {
 	for _, t := range tasks {
 		if len(t.DeleteFiles)+len(t.EqualityDeleteFiles)+len(t.DeletionVectorFiles) > 0 {
 			return badParam("table %q has row-level delete files (merge-on-read); "+
@@ -176,7 +176,7 @@ func limited(tasks []table.FileScanTask, limit int64) []table.FileScanTask {
 // snapshots wrote (a version that only changed the schema or properties
 // has none); with includeHistoricalMetadata, a metaData line at each
 // version whose schema differs from the one before.
-func (rs *response) changes(ctx context.Context, h history, c ChangesRequest) *Error {
+func (rs *response) changes(ctx context.Context, h history, c ChangesRequest) error {
 	from, to, err := changeRange(h, c, rs.s.now())
 	if err != nil {
 		return err
@@ -243,7 +243,7 @@ func (rs *response) changes(ctx context.Context, h history, c ChangesRequest) *E
 
 // fileChanges adds the remove and add lines of a version whose snapshots
 // only appended and deleted whole files.
-func (rs *response) fileChanges(ctx context.Context, fs iceio.IO, v version, snaps []table.Snapshot) *Error {
+func (rs *response) fileChanges(ctx context.Context, fs iceio.IO, v version, snaps []table.Snapshot) error {
 	removed, added, err := rs.versionFiles(fs, v, snaps)
 	if err != nil {
 		return err
@@ -269,7 +269,7 @@ func (rs *response) fileChanges(ctx context.Context, fs iceio.IO, v version, sna
 // changeRange resolves a range's bounds. A starting timestamp in the future
 // is refused as everywhere else; an ending one past the latest version is
 // clamped to it, as an ending version is.
-func changeRange(h history, c ChangesRequest, now time.Time) (int64, int64, *Error) {
+func changeRange(h history, c ChangesRequest, now time.Time) (int64, int64, error) {
 	from, to := int64(0), h.latest().V
 	switch {
 	case c.Start.Version != nil:

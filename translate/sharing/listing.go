@@ -36,7 +36,7 @@ type listing[T any] struct {
 	NextPageToken string `json:"nextPageToken,omitempty"`
 }
 
-func (s *Server) listShares(ctx context.Context, w http.ResponseWriter, r *http.Request, req Request) *Error {
+func (s *Server) listShares(ctx context.Context, w http.ResponseWriter, r *http.Request, req Request) error {
 	var keys []string
 	byKey := map[string]shareItem{}
 	for _, sh := range s.Shares {
@@ -48,7 +48,7 @@ func (s *Server) listShares(ctx context.Context, w http.ResponseWriter, r *http.
 	return page(s, w, r, req.Route, keys, func(k string) shareItem { return byKey[k] })
 }
 
-func (s *Server) getShare(ctx context.Context, w http.ResponseWriter, req Request) *Error {
+func (s *Server) getShare(ctx context.Context, w http.ResponseWriter, req Request) error {
 	sh, err := s.share(ctx, req)
 	if err != nil {
 		return err
@@ -58,7 +58,7 @@ func (s *Server) getShare(ctx context.Context, w http.ResponseWriter, req Reques
 
 // share resolves the route's share, answering 404 both when it does not
 // exist and when the caller may not see it (no existence oracle).
-func (s *Server) share(ctx context.Context, req Request) (*Share, *Error) {
+func (s *Server) share(ctx context.Context, req Request) (*Share, error) {
 	sh, ok := findShare(s.Shares, req.Route.Share)
 	if !ok || !req.Access(ctx, req.Route.Op, Target{Share: sh.Name}) {
 		return nil, notFound("share %q does not exist", req.Route.Share)
@@ -66,7 +66,7 @@ func (s *Server) share(ctx context.Context, req Request) (*Share, *Error) {
 	return sh, nil
 }
 
-func (s *Server) schema(ctx context.Context, req Request) (*Share, *Schema, *Error) {
+func (s *Server) schema(ctx context.Context, req Request) (*Share, *Schema, error) {
 	sh, err := s.share(ctx, req)
 	if err != nil {
 		return nil, nil, err
@@ -78,7 +78,7 @@ func (s *Server) schema(ctx context.Context, req Request) (*Share, *Schema, *Err
 	return sh, sc, nil
 }
 
-func (s *Server) listSchemas(ctx context.Context, w http.ResponseWriter, r *http.Request, req Request) *Error {
+func (s *Server) listSchemas(ctx context.Context, w http.ResponseWriter, r *http.Request, req Request) error {
 	sh, err := s.share(ctx, req)
 	if err != nil {
 		return err
@@ -93,7 +93,7 @@ func (s *Server) listSchemas(ctx context.Context, w http.ResponseWriter, r *http
 }
 
 // listTables serves both table listings: one schema, or the whole share.
-func (s *Server) listTables(ctx context.Context, w http.ResponseWriter, r *http.Request, req Request) *Error {
+func (s *Server) listTables(ctx context.Context, w http.ResponseWriter, r *http.Request, req Request) error {
 	sh, schemas, err := s.listedSchemas(ctx, req)
 	if err != nil {
 		return err
@@ -118,7 +118,7 @@ func (s *Server) listTables(ctx context.Context, w http.ResponseWriter, r *http.
 
 // listedSchemas is the route's share and the schemas a table listing
 // covers: the one named, or all of them (all-tables).
-func (s *Server) listedSchemas(ctx context.Context, req Request) (*Share, []Schema, *Error) {
+func (s *Server) listedSchemas(ctx context.Context, req Request) (*Share, []Schema, error) {
 	if req.Route.Op == OpListTables {
 		sh, sc, err := s.schema(ctx, req)
 		if err != nil {
@@ -135,7 +135,7 @@ func (s *Server) listedSchemas(ctx context.Context, req Request) (*Share, []Sche
 
 // schemaTables is every table of a schema: those named one by one, then
 // each shared namespace's tables (a named table wins a name clash).
-func (s *Server) schemaTables(ctx context.Context, sh *Share, sc *Schema) ([]Target, *Error) {
+func (s *Server) schemaTables(ctx context.Context, sh *Share, sc *Schema) ([]Target, error) {
 	var out []Target
 	seen := map[string]bool{}
 	for _, t := range sc.Tables {
@@ -161,7 +161,7 @@ func (s *Server) schemaTables(ctx context.Context, sh *Share, sc *Schema) ([]Tar
 	return out, nil
 }
 
-func (s *Server) namespaceTables(ctx context.Context, ns NamespaceRef) ([]table.Identifier, *Error) {
+func (s *Server) namespaceTables(ctx context.Context, ns NamespaceRef) ([]table.Identifier, error) {
 	cl, err := s.Catalogs.Open(ctx, ns.Catalog)
 	if err != nil {
 		return nil, backendError(err)
@@ -189,7 +189,7 @@ const pageTokenPurpose = "delta-sharing-page"
 
 // page answers one page of a listing whose items have the given keys:
 // sorted, after the token's key, at most maxResults of them.
-func page[T any](s *Server, w http.ResponseWriter, r *http.Request, rt Route, keys []string, item func(string) T) *Error {
+func page[T any](s *Server, w http.ResponseWriter, r *http.Request, rt Route, keys []string, item func(string) T) error {
 	p, err := ParsePage(r.URL.Query())
 	if err != nil {
 		return err
@@ -227,7 +227,7 @@ func (s *Server) pageToken(rt Route, after string) string {
 }
 
 // pageStart is the index of the first key after the token's cursor.
-func (s *Server) pageStart(rt Route, token string, keys []string) (int, *Error) {
+func (s *Server) pageStart(rt Route, token string, keys []string) (int, error) {
 	if token == "" {
 		return 0, nil
 	}

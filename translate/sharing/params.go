@@ -29,7 +29,7 @@ type Capabilities struct {
 // ParseCapabilities reads the header: "key=v1,v2;key=v". Keys and values
 // are case-insensitive; unknown keys are ignored, as the protocol evolves
 // by adding them.
-func ParseCapabilities(h string) (Capabilities, *Error) {
+func ParseCapabilities(h string) (Capabilities, error) {
 	var c Capabilities
 	for _, part := range strings.Split(h, ";") {
 		key, val, _ := strings.Cut(strings.TrimSpace(part), "=")
@@ -64,7 +64,7 @@ const FileIDHashHeader = "fileidhash"
 // schemes derive a file's id the same way (the SHA-256 of its path), so
 // an id stays the file's whichever format a client asks for; the server
 // echoes the scheme so the client knows it was understood.
-func ParseFileIDHash(h string) (string, *Error) {
+func ParseFileIDHash(h string) (string, error) {
 	v := strings.ToLower(strings.TrimSpace(h))
 	switch v {
 	case "", string(actions.Parquet), string(actions.Delta):
@@ -129,7 +129,7 @@ func (h *hintText) UnmarshalJSON(b []byte) error {
 }
 
 // ParseQuery reads and checks a query body; an empty body is {}.
-func ParseQuery(r io.Reader) (QueryRequest, *Error) {
+func ParseQuery(r io.Reader) (QueryRequest, error) {
 	var q QueryRequest
 	raw, err := io.ReadAll(io.LimitReader(r, maxQueryBody+1))
 	if err != nil {
@@ -147,7 +147,7 @@ func ParseQuery(r io.Reader) (QueryRequest, *Error) {
 	return q, q.check()
 }
 
-func (q QueryRequest) check() *Error {
+func (q QueryRequest) check() error {
 	set := 0
 	for _, b := range []bool{q.Version != nil, q.Timestamp != nil, q.StartingVersion != nil} {
 		if b {
@@ -183,7 +183,7 @@ func negative(vs ...*int64) bool {
 
 // ParseTimestamp reads the protocol's timestamp format: ISO 8601 in UTC
 // ("2022-01-01T00:00:00Z"; fractions and offsets are accepted too).
-func ParseTimestamp(s string) (time.Time, *Error) {
+func ParseTimestamp(s string) (time.Time, error) {
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
 		return time.Time{}, badParam("timestamp %q is not in ISO 8601 format like 2022-01-01T00:00:00Z", s)
@@ -207,9 +207,9 @@ type ChangesRequest struct {
 
 // ParseChanges reads the changes query: a start (version or timestamp) is
 // required, an end is optional; each end takes one form only.
-func ParseChanges(q url.Values) (ChangesRequest, *Error) {
+func ParseChanges(q url.Values) (ChangesRequest, error) {
 	var c ChangesRequest
-	var err *Error
+	var err error
 	if c.Start, err = bound(q, "startingVersion", "startingTimestamp"); err != nil {
 		return c, err
 	}
@@ -232,7 +232,7 @@ func ParseChanges(q url.Values) (ChangesRequest, *Error) {
 	return c, nil
 }
 
-func bound(q url.Values, versionKey, timeKey string) (Bound, *Error) {
+func bound(q url.Values, versionKey, timeKey string) (Bound, error) {
 	var b Bound
 	vs, ts := q.Get(versionKey), q.Get(timeKey)
 	if vs != "" && ts != "" {
@@ -262,7 +262,7 @@ type Page struct {
 }
 
 // ParsePage reads maxResults (non-negative int32) and pageToken.
-func ParsePage(q url.Values) (Page, *Error) {
+func ParsePage(q url.Values) (Page, error) {
 	p := Page{Max: -1, Token: q.Get("pageToken")}
 	if s := q.Get("maxResults"); s != "" {
 		n, err := strconv.ParseInt(s, 10, 32)

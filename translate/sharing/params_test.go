@@ -1,6 +1,8 @@
 package sharing
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -35,67 +37,69 @@ func TestParseRoute(t *testing.T) {
 	}
 	for _, c := range good {
 		got, err := ParseRoute(c.method, c.path)
-		require.Nil(t, err, "%s %s", c.method, c.path)
+		require.NoError(t, err, "%s %s", c.method, c.path)
 		assert.Equal(t, c.want, got, "%s %s", c.method, c.path)
 	}
 	bad := []struct {
 		method, path string
 		status       int
-		code         string
+		code, msg    string
 	}{
-		{"GET", "", 404, CodeNotFound},
-		{"GET", "/nope", 404, CodeNotFound},
-		{"POST", "/shares", 404, CodeNotFound},
-		{"GET", "/shares/s/schemas/c/tables/t/query", 404, CodeNotFound},
-		{"POST", "/shares/s/schemas/c/tables/t/metadata", 404, CodeNotFound},
-		{"GET", "/shares/s/schemas/c/tables/t/unknown", 404, CodeNotFound},
-		{"DELETE", "/files/abc", 404, CodeNotFound},
-		{"GET", "/shares/%zz", 400, CodeMalformedRequest},
-		{"GET", "/shares//schemas", 400, CodeMalformedRequest},
-		{"GET", "/shares/" + strings.Repeat("x", 256), 400, CodeInvalidParameter},
-		{"GET", "/shares/a/b/c/d/e/f/g/h/i", 404, CodeNotFound},
+		{"GET", "", 404, CodeNotFound, "no Delta Sharing operation is served at GET "},
+		{"GET", "/nope", 404, CodeNotFound, "no Delta Sharing operation is served at GET /nope"},
+		{"POST", "/shares", 404, CodeNotFound, "no Delta Sharing operation is served at POST /shares"},
+		{"GET", "/shares/s/schemas/c/tables/t/query", 404, CodeNotFound, "no Delta Sharing operation is served at GET /shares/s/schemas/c/tables/t/query"},
+		{"POST", "/shares/s/schemas/c/tables/t/metadata", 404, CodeNotFound, "no Delta Sharing operation is served at POST /shares/s/schemas/c/tables/t/metadata"},
+		{"GET", "/shares/s/schemas/c/tables/t/unknown", 404, CodeNotFound, "no Delta Sharing operation is served at GET /shares/s/schemas/c/tables/t/unknown"},
+		{"DELETE", "/files/abc", 404, CodeNotFound, "no Delta Sharing operation is served at DELETE /files/abc"},
+		{"GET", "/shares/%zz", 400, CodeMalformedRequest, `malformed path segment "%zz"`},
+		{"GET", "/shares//schemas", 400, CodeMalformedRequest, `malformed path segment ""`},
+		{"GET", "/shares/" + strings.Repeat("x", 256), 400, CodeInvalidParameter, "name longer than 255 characters"},
+		// Too many segments: the method is not named (as always).
+		{"GET", "/shares/a/b/c/d/e/f/g/h/i", 404, CodeNotFound, "no Delta Sharing operation is served at  shares/a/b/c/d/e/f/g/h/i"},
 	}
 	for _, c := range bad {
 		_, err := ParseRoute(c.method, c.path)
-		require.NotNil(t, err, "%s %s", c.method, c.path)
-		assert.Equal(t, c.status, err.Code, "%s %s", c.method, c.path)
-		assert.Equal(t, c.code, err.Type, "%s %s", c.method, c.path)
+		requireError(t, err, c.status, c.code, c.msg, "%s %s", c.method, c.path)
 	}
 }
 
 func TestParseCapabilities(t *testing.T) {
 	c, err := ParseCapabilities("responseFormat=Delta,parquet; readerFeatures=DeletionVectors,columnMapping;includeEndStreamAction=TRUE;asyncquery=true")
-	require.Nil(t, err)
+	require.NoError(t, err)
 	assert.Equal(t, []actions.Format{actions.Delta, actions.Parquet}, c.Formats)
 	assert.Equal(t, map[string]bool{"deletionvectors": true, "columnmapping": true}, c.ReaderFeatures)
 	assert.True(t, c.EndStream)
 
 	c, err = ParseCapabilities("")
-	require.Nil(t, err)
+	require.NoError(t, err)
 	assert.True(t, c.accepts(actions.Parquet))
 	assert.False(t, c.accepts(actions.Delta))
 	assert.Nil(t, c.ReaderFeatures)
 
-	for _, h := range []string{"responseformat=csv", "responseformat=delta,json"} {
+	for h, msg := range map[string]string{
+		"responseformat=csv":        `unsupported responseformat "csv" (parquet or delta)`,
+		"responseformat=delta,json": `unsupported responseformat "json" (parquet or delta)`,
+		"ResponseFormat=JSON":       `unsupported responseformat "json" (parquet or delta)`,
+	} {
 		_, err := ParseCapabilities(h)
-		require.NotNil(t, err, h)
-		assert.Equal(t, CodeInvalidParameter, err.Type)
+		requireError(t, err, http.StatusBadRequest, CodeInvalidParameter, msg, h)
 	}
 	for _, h := range []string{";;;", "=", "includeendstreamaction", "unknown=1", "responseformat="} {
 		_, err := ParseCapabilities(h)
-		assert.Nil(t, err, "%q is ignorable", h)
+		assert.NoError(t, err, "%q is ignorable", h)
 	}
 }
 
 func TestParseQuery(t *testing.T) {
 	q, err := ParseQuery(strings.NewReader(`{"predicateHints":["a = 1"],"limitHint":5,"version":3,"futureField":1}`))
-	require.Nil(t, err)
+	require.NoError(t, err)
 	assert.Equal(t, []string{"a = 1"}, q.PredicateHints)
 	assert.EqualValues(t, 5, *q.LimitHint)
 	assert.EqualValues(t, 3, *q.Version)
 	for _, body := range []string{"", "  ", "{}"} {
 		_, err := ParseQuery(strings.NewReader(body))
-		assert.Nil(t, err, "%q", body)
+		assert.NoError(t, err, "%q", body)
 	}
 	// jsonPredicateHints: the protocol's string, the object some clients
 	// send (taken as its JSON text), anything else dropped, never a failure.
@@ -108,73 +112,82 @@ func TestParseQuery(t *testing.T) {
 		`{"jsonPredicateHints":null}`:                        "",
 	} {
 		q, err := ParseQuery(strings.NewReader(body))
-		require.Nil(t, err, body)
+		require.NoError(t, err, body)
 		assert.Equal(t, want, string(q.JSONPredicateHints), body)
 	}
-	bad := []struct {
-		body, code string
-	}{
-		{`{`, CodeMalformedRequest},
-		{`[]`, CodeMalformedRequest},
-		{`{"version":"one"}`, CodeMalformedRequest},
-		{`{"limitHint":1.5}`, CodeMalformedRequest},
-		{`{"predicateHints":"a = 1"}`, CodeMalformedRequest},
-		{`{"version":1,"timestamp":"2022-01-01T00:00:00Z"}`, CodeInvalidParameter},
-		{`{"version":1,"startingVersion":1}`, CodeInvalidParameter},
-		{`{"timestamp":"2022-01-01T00:00:00Z","startingVersion":1}`, CodeInvalidParameter},
-		{`{"endingVersion":3}`, CodeInvalidParameter},
-		{`{"startingVersion":4,"endingVersion":3}`, CodeInvalidParameter},
-		{`{"version":-1}`, CodeInvalidParameter},
-		{`{"limitHint":-1}`, CodeInvalidParameter},
-		{`{"timestamp":"yesterday"}`, CodeInvalidParameter},
-		{`{"timestamp":"2022-01-01"}`, CodeInvalidParameter},
+	// A body that is not a query quotes encoding/json, naming the field.
+	const notQuery = "request body is not a valid query: "
+	for body, field := range map[string]string{
+		`{`:                          "unexpected end of JSON input",
+		`[]`:                         "cannot unmarshal array",
+		`{"version":"one"}`:          "QueryRequest.version",
+		`{"limitHint":1.5}`:          "QueryRequest.limitHint",
+		`{"predicateHints":"a = 1"}`: "QueryRequest.predicateHints",
+	} {
+		_, err := ParseQuery(strings.NewReader(body))
+		requireErrorContains(t, err, http.StatusBadRequest, CodeMalformedRequest, []string{notQuery, field}, body)
+		assert.True(t, strings.HasPrefix(AsError(err).Message, notQuery), body)
 	}
-	for _, c := range bad {
-		_, err := ParseQuery(strings.NewReader(c.body))
-		require.NotNil(t, err, c.body)
-		assert.Equal(t, c.code, err.Type, c.body)
-		assert.Equal(t, http.StatusBadRequest, err.Code, c.body)
+	const exclusive = "version, timestamp and startingVersion are mutually exclusive"
+	const negative = "version, startingVersion, endingVersion and limitHint must not be negative"
+	for body, msg := range map[string]string{
+		`{"version":1,"timestamp":"2022-01-01T00:00:00Z"}`:         exclusive,
+		`{"version":1,"startingVersion":1}`:                        exclusive,
+		`{"timestamp":"2022-01-01T00:00:00Z","startingVersion":1}`: exclusive,
+		`{"endingVersion":3}`:                                      "endingVersion is only valid with startingVersion",
+		`{"startingVersion":4,"endingVersion":3}`:                  "endingVersion 3 is before startingVersion 4",
+		`{"version":-1}`:                                           negative,
+		`{"limitHint":-1}`:                                         negative,
+		`{"timestamp":"yesterday"}`:                                `timestamp "yesterday" is not in ISO 8601 format like 2022-01-01T00:00:00Z`,
+		`{"timestamp":"2022-01-01"}`:                               `timestamp "2022-01-01" is not in ISO 8601 format like 2022-01-01T00:00:00Z`,
+	} {
+		_, err := ParseQuery(strings.NewReader(body))
+		requireError(t, err, http.StatusBadRequest, CodeInvalidParameter, msg, body)
 	}
 	_, err = ParseQuery(strings.NewReader(`{"predicateHints":["` + strings.Repeat("x", maxQueryBody) + `"]}`))
-	require.NotNil(t, err)
-	assert.Equal(t, http.StatusRequestEntityTooLarge, err.Code)
+	requireError(t, err, http.StatusRequestEntityTooLarge, CodeMalformedRequest, "request body exceeds 1048576 bytes")
 }
 
 func TestParseChanges(t *testing.T) {
 	c, err := ParseChanges(url.Values{"startingVersion": {"2"}, "endingTimestamp": {"2022-01-01T00:00:00Z"}, "includeHistoricalMetadata": {"true"}})
-	require.Nil(t, err)
+	require.NoError(t, err)
 	assert.EqualValues(t, 2, *c.Start.Version)
 	assert.Equal(t, 2022, c.End.Timestamp.Year())
 	assert.True(t, c.HistoricalMetadata)
-	bad := []url.Values{
-		{},
-		{"endingVersion": {"3"}},
-		{"startingVersion": {"x"}},
-		{"startingVersion": {"-1"}},
-		{"startingVersion": {"1"}, "startingTimestamp": {"2022-01-01T00:00:00Z"}},
-		{"startingVersion": {"1"}, "endingVersion": {"2"}, "endingTimestamp": {"2022-01-01T00:00:00Z"}},
-		{"startingVersion": {"3"}, "endingVersion": {"2"}},
-		{"startingTimestamp": {"not a time"}},
-		{"startingVersion": {"1"}, "includeHistoricalMetadata": {"maybe"}},
+	const required = "startingVersion or startingTimestamp is required"
+	bad := []struct {
+		q   url.Values
+		msg string
+	}{
+		{url.Values{}, required},
+		{url.Values{"endingVersion": {"3"}}, required},
+		{url.Values{"startingVersion": {"x"}}, `startingVersion must be a non-negative integer, not "x"`},
+		{url.Values{"startingVersion": {"-1"}}, `startingVersion must be a non-negative integer, not "-1"`},
+		{url.Values{"startingVersion": {"1"}, "endingVersion": {"x"}}, `endingVersion must be a non-negative integer, not "x"`},
+		{url.Values{"startingVersion": {"1"}, "startingTimestamp": {"2022-01-01T00:00:00Z"}}, "startingVersion and startingTimestamp are mutually exclusive"},
+		{url.Values{"startingVersion": {"1"}, "endingVersion": {"2"}, "endingTimestamp": {"2022-01-01T00:00:00Z"}}, "endingVersion and endingTimestamp are mutually exclusive"},
+		{url.Values{"startingVersion": {"3"}, "endingVersion": {"2"}}, "endingVersion 2 is before startingVersion 3"},
+		{url.Values{"startingTimestamp": {"not a time"}}, `timestamp "not a time" is not in ISO 8601 format like 2022-01-01T00:00:00Z`},
+		{url.Values{"startingVersion": {"1"}, "endingTimestamp": {"soon"}}, `timestamp "soon" is not in ISO 8601 format like 2022-01-01T00:00:00Z`},
+		{url.Values{"startingVersion": {"1"}, "includeHistoricalMetadata": {"maybe"}}, "includeHistoricalMetadata must be true or false"},
 	}
-	for _, q := range bad {
-		_, err := ParseChanges(q)
-		require.NotNil(t, err, "%v", q)
-		assert.Equal(t, CodeInvalidParameter, err.Type, "%v", q)
+	for _, c := range bad {
+		_, err := ParseChanges(c.q)
+		requireError(t, err, http.StatusBadRequest, CodeInvalidParameter, c.msg, "%v", c.q)
 	}
 }
 
 func TestParsePage(t *testing.T) {
 	p, err := ParsePage(url.Values{"maxResults": {"0"}, "pageToken": {"t"}})
-	require.Nil(t, err)
+	require.NoError(t, err)
 	assert.Equal(t, Page{Max: 0, Token: "t"}, p)
 	p, err = ParsePage(url.Values{})
-	require.Nil(t, err)
+	require.NoError(t, err)
 	assert.Equal(t, -1, p.Max)
 	for _, v := range []string{"-1", "x", "1.5", "2147483648"} {
 		_, err := ParsePage(url.Values{"maxResults": {v}})
-		require.NotNil(t, err, v)
-		assert.Equal(t, CodeInvalidParameter, err.Type)
+		requireError(t, err, http.StatusBadRequest, CodeInvalidParameter,
+			fmt.Sprintf("maxResults must be a non-negative 32-bit integer, not %q", v), v)
 	}
 }
 
@@ -182,18 +195,21 @@ func TestValidateShares(t *testing.T) {
 	ns := []NamespaceRef{{Catalog: "c", Namespace: []string{"n"}}}
 	ok := []Share{{Name: "a", Schemas: []Schema{{Name: "s", Namespaces: ns}}}}
 	require.NoError(t, Validate(ok))
-	bad := map[string][]Share{
-		"unnamed share":        {{Schemas: []Schema{{Name: "s", Namespaces: ns}}}},
-		"duplicate share":      {ok[0], {Name: "A", Schemas: ok[0].Schemas}},
-		"duplicate schema":     {{Name: "a", Schemas: []Schema{{Name: "s", Namespaces: ns}, {Name: "S", Namespaces: ns}}}},
-		"empty schema":         {{Name: "a", Schemas: []Schema{{Name: "s"}}}},
-		"slash in name":        {{Name: "a/b", Schemas: ok[0].Schemas}},
-		"incomplete table":     {{Name: "a", Schemas: []Schema{{Name: "s", Tables: []TableRef{{Name: "t", Catalog: "c"}}}}}},
-		"duplicate table":      {{Name: "a", Schemas: []Schema{{Name: "s", Tables: []TableRef{{Name: "t", Catalog: "c", Namespace: []string{"n"}, Table: "x"}, {Name: "T", Catalog: "c", Namespace: []string{"n"}, Table: "y"}}}}}},
-		"namespace no catalog": {{Name: "a", Schemas: []Schema{{Name: "s", Namespaces: []NamespaceRef{{Namespace: []string{"n"}}}}}}},
+	bad := map[string]struct {
+		shares []Share
+		msg    string
+	}{
+		"unnamed share":        {[]Share{{Schemas: []Schema{{Name: "s", Namespaces: ns}}}}, `share name "": must be 1-255 characters without '/'`},
+		"duplicate share":      {[]Share{ok[0], {Name: "A", Schemas: ok[0].Schemas}}, `share "A" is configured twice (names are case-insensitive)`},
+		"duplicate schema":     {[]Share{{Name: "a", Schemas: []Schema{{Name: "s", Namespaces: ns}, {Name: "S", Namespaces: ns}}}}, `schema a. "S" is configured twice (names are case-insensitive)`},
+		"empty schema":         {[]Share{{Name: "a", Schemas: []Schema{{Name: "s"}}}}, "schema a.s shares no table and no namespace"},
+		"slash in name":        {[]Share{{Name: "a/b", Schemas: ok[0].Schemas}}, `share name "a/b": must be 1-255 characters without '/'`},
+		"incomplete table":     {[]Share{{Name: "a", Schemas: []Schema{{Name: "s", Tables: []TableRef{{Name: "t", Catalog: "c"}}}}}}, "table a.s.t needs a catalog, a namespace and a table"},
+		"duplicate table":      {[]Share{{Name: "a", Schemas: []Schema{{Name: "s", Tables: []TableRef{{Name: "t", Catalog: "c", Namespace: []string{"n"}, Table: "x"}, {Name: "T", Catalog: "c", Namespace: []string{"n"}, Table: "y"}}}}}}, `table a.s. "T" is configured twice (names are case-insensitive)`},
+		"namespace no catalog": {[]Share{{Name: "a", Schemas: []Schema{{Name: "s", Namespaces: []NamespaceRef{{Namespace: []string{"n"}}}}}}}, "schema a.s: a shared namespace needs a catalog and a namespace"},
 	}
-	for name, shares := range bad {
-		assert.Error(t, Validate(shares), name)
+	for name, c := range bad {
+		assert.EqualError(t, Validate(c.shares), c.msg, name)
 	}
 }
 
@@ -204,8 +220,12 @@ func FuzzParseQuery(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body string) {
 		q, err := ParseQuery(strings.NewReader(body))
 		if err != nil {
-			if err.Code != http.StatusBadRequest && err.Code != http.StatusRequestEntityTooLarge {
-				t.Fatalf("status %d for %q", err.Code, body)
+			var e *Error
+			if !errors.As(err, &e) || e == nil {
+				t.Fatalf("%T %v for %q: not a Sharing error", err, err, body)
+			}
+			if e.Code != http.StatusBadRequest && e.Code != http.StatusRequestEntityTooLarge {
+				t.Fatalf("status %d for %q", e.Code, body)
 			}
 			return
 		}
@@ -235,13 +255,12 @@ func FuzzParseCapabilities(f *testing.F) {
 func TestParseFileIDHash(t *testing.T) {
 	for in, want := range map[string]string{"": "", "parquet": "parquet", "Delta": "delta", " PARQUET ": "parquet"} {
 		got, err := ParseFileIDHash(in)
-		assert.Nil(t, err, in)
+		assert.NoError(t, err, in)
 		assert.Equal(t, want, got, in)
 	}
 	for _, bad := range []string{"md5", "parquet,delta", "json", "delta;x"} {
 		_, err := ParseFileIDHash(bad)
-		if assert.NotNil(t, err, bad) {
-			assert.Equal(t, 400, err.Code)
-		}
+		requireError(t, err, http.StatusBadRequest, CodeInvalidParameter,
+			fmt.Sprintf("unsupported fileidhash %q (parquet or delta)", bad), bad)
 	}
 }

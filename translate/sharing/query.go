@@ -20,7 +20,7 @@ import (
 const VersionHeader = "Delta-Table-Version"
 
 // tableVersion answers GET .../version (and the deprecated HEAD).
-func (s *Server) tableVersion(ctx context.Context, w http.ResponseWriter, r *http.Request, req Request) *Error {
+func (s *Server) tableVersion(ctx context.Context, w http.ResponseWriter, r *http.Request, req Request) error {
 	var since *time.Time
 	if ts := r.URL.Query().Get("startingTimestamp"); ts != "" {
 		t, err := ParseTimestamp(ts)
@@ -47,13 +47,13 @@ func (s *Server) tableVersion(ctx context.Context, w http.ResponseWriter, r *htt
 	return nil
 }
 
-func (s *Server) open(ctx context.Context, req Request) (*loaded, history, *Error) {
+func (s *Server) open(ctx context.Context, req Request) (*loaded, history, error) {
 	t, err := s.resolveTable(ctx, req)
 	if err != nil {
 		return nil, nil, err
 	}
 	l, err := s.load(ctx, t)
-	if err != nil && err.Code == http.StatusNotFound && t.guessed {
+	if err != nil && AsError(err).Code == http.StatusNotFound && t.guessed {
 		// Not under the name as spelled: find it case-insensitively.
 		sh, sc, serr := s.schema(ctx, req)
 		if serr != nil {
@@ -72,7 +72,7 @@ func (s *Server) open(ctx context.Context, req Request) (*loaded, history, *Erro
 // serveTable answers metadata, query and changes: parse everything the
 // client sent before touching the catalog, then build every line before
 // the status is written, so a failure is a clean error, never half a 200.
-func (s *Server) serveTable(ctx context.Context, w http.ResponseWriter, r *http.Request, req Request) *Error {
+func (s *Server) serveTable(ctx context.Context, w http.ResponseWriter, r *http.Request, req Request) error {
 	caps, err := ParseCapabilities(r.Header.Get(CapabilitiesHeader))
 	if err != nil {
 		return err
@@ -126,7 +126,7 @@ func (s *Server) serveTable(ctx context.Context, w http.ResponseWriter, r *http.
 }
 
 // metadataParams reads the metadata endpoint's version / timestamp.
-func metadataParams(r *http.Request) (QueryRequest, *Error) {
+func metadataParams(r *http.Request) (QueryRequest, error) {
 	var q QueryRequest
 	qs := r.URL.Query()
 	if v := qs.Get("version"); v != "" {
@@ -166,7 +166,7 @@ type response struct {
 	fileWriter
 }
 
-func (rs *response) add(b []byte, err error) *Error {
+func (rs *response) add(b []byte, err error) error {
 	if err != nil {
 		return Errorf(http.StatusInternalServerError, CodeInternal, "%v", err)
 	}
@@ -176,7 +176,7 @@ func (rs *response) add(b []byte, err error) *Error {
 
 // snapshot answers metadata, or a query of one version (latest or time
 // travel): protocol, metadata, then one file line per data file.
-func (rs *response) snapshot(ctx context.Context, h history, q QueryRequest, withFiles bool) *Error {
+func (rs *response) snapshot(ctx context.Context, h history, q QueryRequest, withFiles bool) error {
 	v, err := pick(h, q, rs.s.now())
 	if err == nil {
 		err = rs.s.resolve(ctx, rs.l, &v)
@@ -197,7 +197,7 @@ func (rs *response) snapshot(ctx context.Context, h history, q QueryRequest, wit
 }
 
 // pick is the version a snapshot request reads.
-func pick(h history, q QueryRequest, now time.Time) (version, *Error) {
+func pick(h history, q QueryRequest, now time.Time) (version, error) {
 	switch {
 	case q.Version != nil:
 		return h.at(*q.Version)
@@ -218,7 +218,7 @@ func pick(h history, q QueryRequest, now time.Time) (version, *Error) {
 // the response format (and column mapping) the table and the client allow
 // for everything up to version last: a change range decides on its end,
 // since a rename inside it needs mapping for every line. Both are resolved.
-func (rs *response) header(v, last version) *Error {
+func (rs *response) header(v, last version) error {
 	f, mapping, err := chooseFormat(rs.caps, rs.l.tbl.Metadata(), last.Meta.CurrentSchema(), rs.req.Route.Table)
 	if err != nil {
 		return err
@@ -281,7 +281,7 @@ func declaredSpec(meta table.Metadata, sch *iceberg.Schema) iceberg.PartitionSpe
 // delta answer maps columns by field id: only when names cannot be
 // trusted (see mappingNeeded), so a table that needs no mapping is served
 // to readers without the columnMapping feature.
-func chooseFormat(c Capabilities, meta table.Metadata, sch *iceberg.Schema, name string) (actions.Format, bool, *Error) {
+func chooseFormat(c Capabilities, meta table.Metadata, sch *iceberg.Schema, name string) (actions.Format, bool, error) {
 	mapping := mappingNeeded(meta, sch)
 	need := needsDelta(sch, mapping)
 	switch {
@@ -338,7 +338,7 @@ func mappingNeeded(meta table.Metadata, sch *iceberg.Schema) string {
 
 // missingFeatures refuses delta format to a client that listed its
 // reader features without those lakegate's delta answer needs.
-func missingFeatures(c Capabilities, sch *iceberg.Schema, mapping bool) *Error {
+func missingFeatures(c Capabilities, sch *iceberg.Schema, mapping bool) error {
 	if c.ReaderFeatures == nil {
 		return nil
 	}

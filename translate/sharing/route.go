@@ -45,7 +45,7 @@ type Route struct {
 
 // ParseRoute maps a request path relative to the front door's prefix
 // ("/shares/...", "/files/...") to an operation.
-func ParseRoute(method, rel string) (Route, *Error) {
+func ParseRoute(method, rel string) (Route, error) {
 	segs, err := segments(rel)
 	if err != nil {
 		return Route{}, err
@@ -62,7 +62,7 @@ func ParseRoute(method, rel string) (Route, *Error) {
 	return rt, nil
 }
 
-func segments(rel string) ([]string, *Error) {
+func segments(rel string) ([]string, error) {
 	rel = strings.Trim(rel, "/")
 	if rel == "" {
 		return nil, nil

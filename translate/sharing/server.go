@@ -122,7 +122,7 @@ type Request struct {
 // Serve answers one request (all operations but OpGetFile).
 func (s *Server) Serve(w http.ResponseWriter, r *http.Request, req Request) {
 	ctx := caller.With(r.Context(), caller.Caller{Principal: req.Principal}) // a recipient's token never leaves lakegate
-	var err *Error
+	var err error
 	switch req.Route.Op {
 	case OpListShares:
 		err = s.listShares(ctx, w, r, req)
@@ -144,7 +144,7 @@ func (s *Server) Serve(w http.ResponseWriter, r *http.Request, req Request) {
 	}
 }
 
-func writeJSON(w http.ResponseWriter, v any) *Error {
+func writeJSON(w http.ResponseWriter, v any) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	if err := json.NewEncoder(w).Encode(v); err != nil {
 		return Errorf(http.StatusInternalServerError, CodeInternal, "encoding the response: %v", err)

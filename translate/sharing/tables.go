@@ -22,7 +22,7 @@ import (
 // spelled it is tried first (no listing: the load that follows tells);
 // else, or when that load finds nothing, the namespace is listed and the
 // name matched case-insensitively, as the protocol's names are.
-func (s *Server) resolveTable(ctx context.Context, req Request) (Target, *Error) {
+func (s *Server) resolveTable(ctx context.Context, req Request) (Target, error) {
 	sh, sc, err := s.schema(ctx, req)
 	if err != nil {
 		return Target{}, err
@@ -45,7 +45,7 @@ func (s *Server) resolveTable(ctx context.Context, req Request) (Target, *Error)
 }
 
 // listedTable finds the route's table by listing the shared namespaces.
-func (s *Server) listedTable(ctx context.Context, req Request, sh *Share, sc *Schema) (Target, *Error) {
+func (s *Server) listedTable(ctx context.Context, req Request, sh *Share, sc *Schema) (Target, error) {
 	want := req.Route.Table
 	for _, ns := range sc.Namespaces {
 		idents, err := s.namespaceTables(ctx, ns)
@@ -74,7 +74,7 @@ func pickName(idents []table.Identifier, want string) (string, bool) {
 	return found, found != ""
 }
 
-func (s *Server) authorized(ctx context.Context, req Request, t Target) (Target, *Error) {
+func (s *Server) authorized(ctx context.Context, req Request, t Target) (Target, error) {
 	if !req.Access(ctx, req.Route.Op, t) {
 		return Target{}, notFound("table %q does not exist in schema %q of share %q", t.Table, t.Schema, t.Share)
 	}
@@ -93,7 +93,7 @@ type loaded struct {
 // from the LoadTable cache when fresh), asking for vended credentials.
 // It calls the pipeline directly rather than through rest.Catalog because
 // presigning needs the FileIO properties the response carries.
-func (s *Server) load(ctx context.Context, t Target) (*loaded, *Error) {
+func (s *Server) load(ctx context.Context, t Target) (*loaded, error) {
 	res, rerr := s.loadRaw(ctx, t)
 	if rerr != nil {
 		return nil, rerr
@@ -132,7 +132,7 @@ func (s *Server) load(ctx context.Context, t Target) (*loaded, *Error) {
 
 var vendedCredentials = http.Header{"X-Iceberg-Access-Delegation": {"vended-credentials"}}
 
-func (s *Server) loadRaw(ctx context.Context, t Target) (*translate.LoadResult, *Error) {
+func (s *Server) loadRaw(ctx context.Context, t Target) (*translate.LoadResult, error) {
 	cl, err := s.Catalogs.Client(ctx, t.Catalog)
 	if err != nil {
 		return nil, backendError(err)

@@ -93,7 +93,7 @@ func fileNumber(loc string) (int64, bool) {
 func (h history) latest() version { return h[len(h)-1] }
 
 // index is the position of the entry v reads: the latest at or before it.
-func (h history) index(v int64) (int, *Error) {
+func (h history) index(v int64) (int, error) {
 	if v > h.latest().V {
 		return 0, badParam("version %d does not exist: the latest version is %d", v, h.latest().V)
 	}
@@ -111,7 +111,7 @@ func (h history) index(v int64) (int, *Error) {
 }
 
 // at is the table as of version v.
-func (h history) at(v int64) (version, *Error) {
+func (h history) at(v int64) (version, error) {
 	i, err := h.index(v)
 	if err != nil {
 		return version{}, err
@@ -120,7 +120,7 @@ func (h history) at(v int64) (version, *Error) {
 }
 
 // asOf is the latest version committed at or before t.
-func (h history) asOf(t time.Time) (version, *Error) {
+func (h history) asOf(t time.Time) (version, error) {
 	ms := t.UnixMilli()
 	if ms < h[0].Ts {
 		when := time.UnixMilli(h[0].Ts).UTC().Format(time.RFC3339)
@@ -141,7 +141,7 @@ func (h history) asOf(t time.Time) (version, *Error) {
 }
 
 // since is the earliest version committed at or after t.
-func (h history) since(t time.Time) (version, *Error) {
+func (h history) since(t time.Time) (version, error) {
 	ms := t.UnixMilli()
 	for _, x := range h {
 		if x.Ts >= ms {
@@ -153,7 +153,7 @@ func (h history) since(t time.Time) (version, *Error) {
 
 // notFuture refuses a timestamp after now, the same way for every
 // endpoint: no version can have been committed then.
-func notFuture(t, now time.Time) *Error {
+func notFuture(t, now time.Time) error {
 	if t.After(now) {
 		return badParam("timestamp %s is in the future", t.UTC().Format(time.RFC3339))
 	}
@@ -179,7 +179,7 @@ func (c *metadataCache) get() *lru.Cache[string, table.Metadata] {
 
 // resolve fills in the table as of v, reading its metadata file through
 // the table's (confined) file system when it is not the current one.
-func (s *Server) resolve(ctx context.Context, l *loaded, v *version) *Error {
+func (s *Server) resolve(ctx context.Context, l *loaded, v *version) error {
 	if v.Meta == nil {
 		key := l.target.Catalog + "\x00" + v.Loc
 		m, ok := s.metadata.get().Get(key)
@@ -199,7 +199,7 @@ func (s *Server) resolve(ctx context.Context, l *loaded, v *version) *Error {
 }
 
 // resolveAll resolves h[from:to+1].
-func (s *Server) resolveAll(ctx context.Context, l *loaded, h history, from, to int) *Error {
+func (s *Server) resolveAll(ctx context.Context, l *loaded, h history, from, to int) error {
 	for i := from; i <= to; i++ {
 		if err := s.resolve(ctx, l, &h[i]); err != nil {
 			return err
@@ -244,7 +244,7 @@ func changeFeedServable(meta table.Metadata) bool {
 // replaced the history (a rollback or a replace) and is refused.
 // Compactions (replace snapshots) change no rows and are left out, as
 // Iceberg's changelog scan leaves them out.
-func snapshotsBetween(prev version, known bool, v version, tbl string) ([]table.Snapshot, *Error) {
+func snapshotsBetween(prev version, known bool, v version, tbl string) ([]table.Snapshot, error) {
 	if v.Snap == nil {
 		return nil, nil
 	}

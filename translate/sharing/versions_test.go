@@ -1,6 +1,7 @@
 package sharing
 
 import (
+	"net/http"
 	"testing"
 	"time"
 
@@ -57,21 +58,23 @@ func TestHistoryAtTrimmedLog(t *testing.T) {
 	h := history{{Loc: loc("00003"), Ts: 1000}, {Loc: loc("00004"), Ts: 2000}, {Loc: loc("00009"), Ts: 3000}}
 	h.number()
 	_, err := h.at(2)
-	require.NotNil(t, err)
-	assert.Equal(t, "version 2 is no longer available: the table's metadata log starts at version 3", err.Message)
+	requireError(t, err, http.StatusBadRequest, CodeInvalidParameter, "version 2 is no longer available: the table's metadata log starts at version 3")
 	_, err = h.at(10)
-	require.NotNil(t, err)
-	assert.Equal(t, "version 10 does not exist: the latest version is 9", err.Message)
+	requireError(t, err, http.StatusBadRequest, CodeInvalidParameter, "version 10 does not exist: the latest version is 9")
 	v, err := h.at(7)
-	require.Nil(t, err)
+	require.NoError(t, err)
 	assert.Equal(t, int64(4), v.V, "a gap reads the latest file before it")
 	_, err = h.asOf(time.UnixMilli(500))
-	require.NotNil(t, err)
-	assert.Contains(t, err.Message, "before version 3")
+	requireError(t, err, http.StatusBadRequest, CodeInvalidParameter,
+		"timestamp 1970-01-01T00:00:00Z is before version 3 (1970-01-01T00:00:01Z), the oldest the table's metadata log keeps")
 	v, err = h.asOf(time.UnixMilli(2500))
-	require.Nil(t, err)
+	require.NoError(t, err)
 	assert.Equal(t, int64(4), v.V)
+	_, err = h.since(time.UnixMilli(3500))
+	requireError(t, err, http.StatusBadRequest, CodeInvalidParameter, "timestamp 1970-01-01T00:00:03Z is after the table's latest version 9")
+	requireError(t, notFuture(time.UnixMilli(3500), time.UnixMilli(3000)), http.StatusBadRequest, CodeInvalidParameter,
+		"timestamp 1970-01-01T00:00:03Z is in the future")
 	v, err = h.since(time.UnixMilli(2500))
-	require.Nil(t, err)
+	require.NoError(t, err)
 	assert.Equal(t, int64(9), v.V)
 }
