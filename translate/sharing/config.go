@@ -8,32 +8,32 @@ import (
 // Share is one share as configured: schemas of tables, each table an
 // Iceberg table of a lakegate catalog.
 type Share struct {
-	Name    string   `json:"name"`
-	Comment string   `json:"comment,omitempty"`
-	Schemas []Schema `json:"schemas"`
+	Name    string   `json:"name"`              // unique, case-insensitively (required)
+	Comment string   `json:"comment,omitempty"` // shown to recipients (default none)
+	Schemas []Schema `json:"schemas"`           // what the share holds (default none)
 }
 
 // Schema groups shared tables. Tables lists tables one by one; Namespaces
 // shares every table of whole namespaces, under the table's own name.
 type Schema struct {
-	Name       string         `json:"name"`
-	Tables     []TableRef     `json:"tables,omitempty"`
-	Namespaces []NamespaceRef `json:"namespaces,omitempty"`
+	Name       string         `json:"name"`                 // unique in its share (required)
+	Tables     []TableRef     `json:"tables,omitempty"`     // default none
+	Namespaces []NamespaceRef `json:"namespaces,omitempty"` // default none
 }
 
 // TableRef is one shared table: Name as recipients see it, and the
 // Iceberg table behind it.
 type TableRef struct {
-	Name      string   `json:"name"`
-	Catalog   string   `json:"catalog"`
-	Namespace []string `json:"namespace"`
-	Table     string   `json:"table"`
+	Name      string   `json:"name"`      // as recipients see it, unique in its schema (required)
+	Catalog   string   `json:"catalog"`   // a lakegate catalog (required)
+	Namespace []string `json:"namespace"` // its levels (required)
+	Table     string   `json:"table"`     // the Iceberg table (required)
 }
 
 // NamespaceRef is a whole shared namespace.
 type NamespaceRef struct {
-	Catalog   string   `json:"catalog"`
-	Namespace []string `json:"namespace"`
+	Catalog   string   `json:"catalog"`   // a lakegate catalog (required)
+	Namespace []string `json:"namespace"` // its levels (required)
 }
 
 // Validate checks names are present and unique (case-insensitively: the
