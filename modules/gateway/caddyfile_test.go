@@ -402,3 +402,33 @@ func TestAdaptRejectsBadSizes(t *testing.T) {
 		assert.NoError(t, err, opt)
 	}
 }
+
+// The root Caddyfile's default site address is a port, not a host: a
+// client that names the gateway localhost, 127.0.0.1 or a DNS name gets
+// the catalog, not Caddy's empty 200 for an unknown host.
+func TestRootCaddyfileAnswersAnyHostName(t *testing.T) {
+	addr, _, _ := rootCaddyfile(t)
+	port := strings.Split(addr, ":")[1]
+	t.Setenv("LAKEGATE_ADDR", "")
+	require.NoError(t, os.Unsetenv("LAKEGATE_ADDR")) // the Caddyfile's default, with this port
+	caddyfile, err := os.ReadFile("../../Caddyfile")
+	require.NoError(t, err)
+	cf := strings.Replace(string(caddyfile), "{$LAKEGATE_ADDR::8181}", "{$LAKEGATE_ADDR::"+port+"}", 1)
+	require.NotEqual(t, string(caddyfile), cf, "the Caddyfile's site address changed: update this test")
+	startCaddy(t, adapt(t, []byte(cf)))
+	get(t, "http://"+addr+"/v1/config") // wait for the listener
+	for _, host := range []string{"localhost:" + port, "127.0.0.1:" + port, "lake.example.com"} {
+		req, err := http.NewRequest(http.MethodGet, "http://"+addr+"/v1/config", nil)
+		require.NoError(t, err)
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		var body struct {
+			Overrides map[string]string `json:"overrides"`
+		}
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&body), host)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusOK, resp.StatusCode, host)
+		assert.Equal(t, "local", body.Overrides["prefix"], host)
+	}
+}
