@@ -432,3 +432,25 @@ func TestRootCaddyfileAnswersAnyHostName(t *testing.T) {
 		assert.Equal(t, "local", body.Overrides["prefix"], host)
 	}
 }
+
+// A request no handler answers is a 404 in the Iceberg error model, not
+// Caddy's empty 200, which clients take for success; the other doors of
+// the site still answer their own paths.
+func TestRootCaddyfileUnknownPathIs404(t *testing.T) {
+	addr, _, cfg := rootCaddyfile(t)
+	startCaddy(t, cfg)
+	base := "http://" + addr
+	get(t, base+"/v1/config") // wait for the listener
+	for _, path := range []string{"/", "/v2/config", "/api/2.1/unity-catalog/tables", "/favicon.ico"} {
+		status, body := do(t, http.MethodGet, base+path, "", "", nil)
+		assert.Equal(t, http.StatusNotFound, status, path)
+		assert.Equal(t, "NotFoundException", errorType(body), "%s: %s", path, body)
+		assert.Contains(t, string(body), "no such endpoint: GET "+path)
+	}
+	status, body := do(t, http.MethodHead, base+"/nothing", "", "", nil)
+	assert.Equal(t, http.StatusNotFound, status)
+	assert.Empty(t, body, "a HEAD answer has no body")
+
+	status, body = do(t, http.MethodGet, base+"/api/2.1/unity-catalog/delta/v1/config?catalog=local&protocol-versions=1.0", "", "", nil)
+	assert.Equal(t, http.StatusOK, status, "%s", body)
+}

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"io"
 	"net/http"
 	"net/url"
 	"sort"
@@ -51,7 +52,7 @@ func (h *IcebergHandler) Provision(ctx caddy.Context) error {
 func (h *IcebergHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	path := r.URL.EscapedPath()
 	if !strings.HasPrefix(path, "/v1/") {
-		return next.ServeHTTP(w, r)
+		return serveOrNotFound(w, r, next)
 	}
 	if path == "/v1/oauth/tokens" {
 		h.serveToken(w, r)
@@ -82,6 +83,47 @@ func (h *IcebergHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next 
 	}
 	h.serve(w, r, rt, principal, cat)
 	return nil
+}
+
+// serveOrNotFound hands a request that is not the Iceberg API's to the
+// rest of the route, and answers 404 in the Iceberg error model when
+// nothing there answers it: Caddy's own answer would be an empty 200,
+// which clients read as success (iceberg-go fails with EOF, iceberg-js
+// reports namespaces created that were not).
+func serveOrNotFound(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	ww := &writeWatcher{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w}}
+	if err := next.ServeHTTP(ww, r); err != nil || ww.wrote {
+		return err
+	}
+	icerest.WriteError(w, r, icerest.Errorf(http.StatusNotFound, icerest.NotFound,
+		"no such endpoint: %s %s", r.Method, r.URL.EscapedPath()))
+	return nil
+}
+
+// writeWatcher notes whether a handler answered at all.
+type writeWatcher struct {
+	*caddyhttp.ResponseWriterWrapper
+	wrote bool
+}
+
+func (w *writeWatcher) WriteHeader(code int) {
+	w.wrote = true
+	w.ResponseWriterWrapper.WriteHeader(code)
+}
+
+func (w *writeWatcher) Write(b []byte) (int, error) {
+	w.wrote = true
+	return w.ResponseWriterWrapper.Write(b)
+}
+
+func (w *writeWatcher) ReadFrom(r io.Reader) (int64, error) {
+	w.wrote = true
+	return w.ResponseWriterWrapper.ReadFrom(r)
+}
+
+func (w *writeWatcher) Flush() {
+	w.wrote = true
+	_ = http.NewResponseController(w.ResponseWriterWrapper).Flush()
 }
 
 // serve authorizes the operation on every resource it touches, then runs
