@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sony/gobreaker/v2"
+	"go.uber.org/zap"
 
 	"github.com/lakegate/lakegate/upstream/icerest"
 )
@@ -32,7 +33,7 @@ func (e *breakerOpenError) Error() string {
 	return fmt.Sprintf("circuit breaker open; retry after %ds", e.retryAfter)
 }
 
-func newBreaker(name string, cfg Breaker) *breaker {
+func newBreaker(name string, cfg Breaker, log *zap.Logger) *breaker {
 	failures := cfg.Failures
 	if failures == 0 {
 		failures = 5
@@ -52,9 +53,18 @@ func newBreaker(name string, cfg Breaker) *breaker {
 		IsExcluded: func(err error) bool {
 			return errors.Is(err, context.Canceled) || errors.Is(err, errNotCounted)
 		},
-		OnStateChange: func(_ string, _, to gobreaker.State) {
+		OnStateChange: func(_ string, from, to gobreaker.State) {
 			if to == gobreaker.StateOpen {
 				b.openedAt.Store(time.Now().UnixNano())
+			}
+			// An operator sees the backend go and come back; half-open is
+			// the breaker's own probing and stays quiet.
+			switch to {
+			case gobreaker.StateOpen:
+				log.Warn("backend circuit breaker opened: requests fail fast until a probe succeeds",
+					zap.String("from", from.String()), zap.Duration("retry_after", b.timeout))
+			case gobreaker.StateClosed:
+				log.Warn("backend circuit breaker closed: the backend answers again", zap.String("from", from.String()))
 			}
 		},
 	})

@@ -69,7 +69,7 @@ func NewRemote(name string, cfg RemoteConfig, log *zap.Logger) (*Remote, error) 
 	}
 	return &Remote{
 		cfg: cfg, base: base, client: client, auth: auth, log: log,
-		breaker: newBreaker(name, cfg.Breaker), configTTL: ttl,
+		breaker: newBreaker(name, cfg.Breaker, log), configTTL: ttl,
 	}, nil
 }
 

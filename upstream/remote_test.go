@@ -14,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/lakegate/lakegate/duration"
 	"github.com/lakegate/lakegate/upstream"
@@ -754,4 +756,42 @@ func TestRemoteReadAndWriteTimeouts(t *testing.T) {
 	wantError(t, a, http.StatusServiceUnavailable, icerest.ServiceUnavailable)
 	assert.Contains(t, a.Err.Message, "circuit breaker open")
 	assert.Equal(t, before, hits.Load(), "the open breaker kept the read from the backend")
+}
+
+// The breaker's opening and closing are logged at warn, for the
+// operator; its half-open probing is not.
+func TestRemoteBreakerTransitionsLogged(t *testing.T) {
+	t.Parallel()
+	var down atomic.Bool
+	down.Store(true)
+	backend := fakeBackend(t, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if down.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = io.WriteString(w, `{"error":{"message":"m","type":"T","code":503}}`)
+			return
+		}
+		_, _ = io.WriteString(w, tableOKBody)
+	})
+	core, logs := observer.New(zap.InfoLevel)
+	r, err := upstream.NewRemote("test", upstream.RemoteConfig{URL: backend.URL,
+		Breaker: upstream.Breaker{Failures: 2, Timeout: duration.Duration(200 * time.Millisecond)}}, zap.New(core))
+	require.NoError(t, err)
+	gw := frontDoor(t, r).URL
+	for range 2 {
+		call(t, "GET", gw+loadTablePath, "")
+	}
+	opened := logs.FilterMessageSnippet("breaker opened").All()
+	require.Len(t, opened, 1, "%v", logs.All())
+	assert.Equal(t, zap.WarnLevel, opened[0].Level)
+
+	down.Store(false)
+	require.Eventually(t, func() bool {
+		return call(t, "GET", gw+loadTablePath, "").Status == http.StatusOK
+	}, 5*time.Second, 50*time.Millisecond)
+	closed := logs.FilterMessageSnippet("breaker closed").All()
+	require.Len(t, closed, 1, "%v", logs.All())
+	assert.Equal(t, zap.WarnLevel, closed[0].Level)
+	assert.Equal(t, "half-open", closed[0].ContextMap()["from"])
+	assert.Equal(t, 2, logs.FilterMessageSnippet("circuit breaker").Len(), "nothing logged for half-open")
 }
