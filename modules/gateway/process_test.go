@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -133,4 +134,12 @@ func TestBackendProcessHangsAndDies(t *testing.T) {
 	}, 10*time.Second, 100*time.Millisecond, "the gateway did not recover after the backend restarted")
 	assert.Equal(t, "the faults", back.props["before"], "a committed property was lost")
 	assert.NotContains(t, back.props, "during", "a refused commit was applied")
+}
+
+// `lakegate version` names lakegate's version and the Caddy under it.
+func TestVersionCommand(t *testing.T) {
+	out, err := exec.Command(lakegateBinary(t), "version").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	line := strings.TrimSpace(string(out))
+	assert.Regexp(t, `^lakegate \S+ \(Caddy v2\.11\.9 `, line)
 }

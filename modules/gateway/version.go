@@ -1,0 +1,56 @@
+package gateway
+
+import (
+	"runtime/debug"
+
+	"github.com/caddyserver/caddy/v2"
+)
+
+// version is lakegate's release, set at build time:
+//
+//	go build -ldflags "-X github.com/lakegate/lakegate/modules/gateway.version=v0.3.0" ./caddy
+//
+// Without it, Version falls back on the build info.
+var version string
+
+// Version is lakegate's version: the one set at build time, else the
+// main module's (a tagged `go install`), else its VCS revision, else
+// "devel".
+func Version() string {
+	if version != "" {
+		return version
+	}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "devel"
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	rev, dirty := "", false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return "devel"
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if dirty {
+		rev += "-dirty"
+	}
+	return "devel-" + rev
+}
+
+// VersionLine is what `lakegate version` prints: lakegate's version and
+// the Caddy it is built on.
+func VersionLine() string {
+	_, caddyFull := caddy.Version()
+	return "lakegate " + Version() + " (Caddy " + caddyFull + ")"
+}
