@@ -397,20 +397,9 @@ func (e *Encoder) partitionPlan(spec iceberg.PartitionSpec, s *iceberg.Schema) *
 	}
 	p := partitionPlan{spec: spec, schema: s}
 	// The same columns, in the same order, as PartitionValues.
-	top := make(map[int]iceberg.NestedField, s.NumFields())
-	for _, f := range s.Fields() {
-		top[f.ID] = f
-	}
-	for _, pf := range spec.Fields() {
-		if _, ok := pf.Transform.(iceberg.IdentityTransform); !ok || len(pf.SourceIDs) != 1 {
-			continue
-		}
-		col, ok := top[pf.SourceIDs[0]]
-		if !ok {
-			continue
-		}
-		p.cols = append(p.cols, partitionColumn{fieldID: pf.FieldID, name: col.Name,
-			key: string(jsonenc.AppendString(nil, col.Name)) + ":", typ: col.Type})
+	for _, pc := range identityColumns(spec, s) {
+		p.cols = append(p.cols, partitionColumn{fieldID: pc.fieldID, name: pc.col.Name,
+			key: string(jsonenc.AppendString(nil, pc.col.Name)) + ":", typ: pc.col.Type})
 	}
 	// Sorted keys, and of a name given twice the later value, as a map
 	// filled in spec order and marshaled.

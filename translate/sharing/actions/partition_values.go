@@ -31,26 +31,43 @@ func PartitionValues(df iceberg.DataFile, spec iceberg.PartitionSpec, s *iceberg
 	if df == nil || s == nil {
 		return out, nil
 	}
-	top := make(map[int]iceberg.NestedField, s.NumFields())
-	for _, f := range s.Fields() {
-		top[f.ID] = f
-	}
 	data := df.Partition()
-	for _, pf := range spec.Fields() {
-		if _, ok := pf.Transform.(iceberg.IdentityTransform); !ok || len(pf.SourceIDs) != 1 {
-			continue
-		}
-		col, ok := top[pf.SourceIDs[0]]
-		if !ok {
-			continue
-		}
-		v, err := partitionString(data[pf.FieldID], col.Type)
+	for _, pc := range identityColumns(spec, s) {
+		col := pc.col
+		v, err := partitionString(data[pc.fieldID], col.Type)
 		if err != nil {
 			return nil, fmt.Errorf("actions: partition column %q of %s: %w", col.Name, df.FilePath(), err)
 		}
 		out[col.Name] = v
 	}
 	return out, nil
+}
+
+// identityColumn is a partition field that is a partition column: its
+// field id in the data file's partition tuple, and the column.
+type identityColumn struct {
+	fieldID int
+	col     iceberg.NestedField
+}
+
+// identityColumns are spec's partition columns under s, in spec order:
+// identity transforms of a top-level column (the rule
+// schema.PartitionColumns uses).
+func identityColumns(spec iceberg.PartitionSpec, s *iceberg.Schema) []identityColumn {
+	top := make(map[int]iceberg.NestedField, s.NumFields())
+	for _, f := range s.Fields() {
+		top[f.ID] = f
+	}
+	var out []identityColumn
+	for _, pf := range spec.Fields() {
+		if _, ok := pf.Transform.(iceberg.IdentityTransform); !ok || len(pf.SourceIDs) != 1 {
+			continue
+		}
+		if col, ok := top[pf.SourceIDs[0]]; ok {
+			out = append(out, identityColumn{fieldID: pf.FieldID, col: col})
+		}
+	}
+	return out
 }
 
 // partitionString serializes one partition value. Partition values come
