@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 
@@ -192,13 +191,16 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 	if r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodDelete {
 		return nil, nil
 	}
-	if r.ContentLength > limit {
-		return nil, delta.Errorf(http.StatusRequestEntityTooLarge, delta.BadRequest,
-			"request body of %d bytes exceeds the limit of %d", r.ContentLength, limit)
+	// The Iceberg door's limit and read, answered in the UC error model:
+	// an oversized body is a 413 whether or not it declared its length.
+	err := limitBody(w, r, limit)
+	var b []byte
+	if err == nil {
+		b, err = icerest.HoldBody(r)
 	}
-	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
-		return nil, delta.Errorf(http.StatusBadRequest, delta.BadRequest, "reading request body: %v", err)
+		e := icerest.AsError(err)
+		return nil, delta.Errorf(e.Code, delta.BadRequest, "%s", e.Message)
 	}
 	return b, nil
 }

@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -418,4 +420,40 @@ func TestDeltaRootCaddyfile(t *testing.T) {
 	assert.Equal(t, http.StatusForbidden, code)
 	assert.Equal(t, "PermissionDeniedException", out["error"].(map[string]any)["type"])
 	assert.Contains(t, out["error"].(map[string]any)["message"], "deleteTable: dropTable is refused")
+}
+
+// A Delta request body over the catalog's max_request_body is a 413 in the
+// UC error model, declared length or not, and never reaches the backend.
+func TestDeltaBodyLimit(t *testing.T) {
+	var hits atomic.Int32
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/config" {
+			hits.Add(1)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"defaults":{},"overrides":{}}`)
+	}))
+	t.Cleanup(backend.Close)
+	lake := remote("lake", backend.URL, nil)
+	lake["max_request_body"] = 64
+	addr := freeAddr(t)
+	base := serveOn(t, addr, caddyJSONHandlers(t, addr, map[string]any{"catalogs": []any{lake}},
+		map[string]any{"handler": "lakegate_delta"}, map[string]any{"handler": "lakegate_iceberg"}))
+	body := `{"name":"t","location":"file:///tmp/t","table-type":"EXTERNAL","columns":` + strings.Repeat(" ", 100) + `{}}`
+	for name, rd := range map[string]func() io.Reader{
+		"declared length": func() io.Reader { return strings.NewReader(body) },
+		"chunked":         func() io.Reader { return io.MultiReader(strings.NewReader(body)) },
+	} {
+		req, err := http.NewRequest(http.MethodPost, base+deltaAPI+"/catalogs/lake/schemas/sales/tables", rd())
+		require.NoError(t, err)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		var out map[string]any
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
+		resp.Body.Close()
+		assert.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode, name)
+		assert.Equal(t, "BadRequestException", out["error"].(map[string]any)["type"], name)
+		assert.Contains(t, errMessage(out), "exceeds", name)
+	}
+	assert.Zero(t, hits.Load(), "an oversized body reached the backend")
 }
