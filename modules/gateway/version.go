@@ -24,6 +24,11 @@ func Version() string {
 	if !ok {
 		return "devel"
 	}
+	return versionFrom(bi)
+}
+
+// versionFrom reads lakegate's version from its build info.
+func versionFrom(bi *debug.BuildInfo) string {
 	if v := bi.Main.Version; v != "" && v != "(devel)" {
 		return v
 	}

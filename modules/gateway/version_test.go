@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"runtime/debug"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -12,6 +13,23 @@ func TestVersionSetAtBuildTime(t *testing.T) {
 	version = "v0.3.0"
 	assert.Equal(t, "v0.3.0", Version())
 	assert.Regexp(t, `^lakegate v0\.3\.0 \(Caddy \S+`, VersionLine()) // a test binary may not know Caddy's version
-	version = ""
-	assert.NotEmpty(t, Version(), "build info or devel")
+}
+
+func TestVersionFromBuildInfo(t *testing.T) {
+	vcs := func(kv ...string) []debug.BuildSetting {
+		var out []debug.BuildSetting
+		for i := 0; i < len(kv); i += 2 {
+			out = append(out, debug.BuildSetting{Key: kv[i], Value: kv[i+1]})
+		}
+		return out
+	}
+	for want, bi := range map[string]*debug.BuildInfo{
+		"v1.2.3":                   {Main: debug.Module{Version: "v1.2.3"}, Settings: vcs("vcs.revision", "0123456789abcdef")},
+		"devel-0123456789ab":       {Main: debug.Module{Version: "(devel)"}, Settings: vcs("vcs.revision", "0123456789abcdef", "vcs.modified", "false")},
+		"devel-0123456789ab-dirty": {Main: debug.Module{Version: "(devel)"}, Settings: vcs("vcs.revision", "0123456789abcdef", "vcs.modified", "true")},
+		"devel-abc":                {Main: debug.Module{}, Settings: vcs("vcs.revision", "abc")},
+		"devel":                    {Main: debug.Module{Version: "(devel)"}},
+	} {
+		assert.Equal(t, want, versionFrom(bi))
+	}
 }
