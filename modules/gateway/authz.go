@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"slices"
@@ -89,7 +90,8 @@ func (g *guard) close() error {
 	return nil
 }
 
-// authenticate names the caller, or answers 401.
+// authenticate names the caller. Its error is why the caller is not
+// authenticated: each door answers it as a 401 of its own API.
 func (g *guard) authenticate(r *http.Request) (*identity.Principal, error) {
 	if len(g.authn) == 0 {
 		return anonymous(r), nil
@@ -105,10 +107,10 @@ func (g *guard) authenticate(r *http.Request) (*identity.Principal, error) {
 	case errors.Is(err, identity.ErrNoCredentials) && !g.required:
 		return &identity.Principal{ID: "anonymous"}, nil
 	case errors.Is(err, identity.ErrNoCredentials):
-		return nil, icerest.Errorf(http.StatusUnauthorized, icerest.NotAuthorized, "authentication required")
+		return nil, errors.New("authentication required")
 	}
 	g.log.Info("authentication failed", zap.String("reason", err.Error()), zap.String("client_ip", clientIP(r)))
-	return nil, icerest.Errorf(http.StatusUnauthorized, icerest.NotAuthorized, "invalid credentials: %v", err)
+	return nil, fmt.Errorf("invalid credentials: %w", err)
 }
 
 // anonymous is the caller when no identity is configured: scoped by a

@@ -107,7 +107,7 @@ func (h *DeltaHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next ca
 	p, ierr := h.app.guard.authenticate(r)
 	if ierr != nil {
 		w.Header().Set("WWW-Authenticate", "Bearer")
-		delta.WriteError(w, r, delta.Errorf(http.StatusUnauthorized, delta.NotAuthorized, "%s", icerest.AsError(ierr).Message))
+		delta.WriteError(w, r, delta.Errorf(http.StatusUnauthorized, delta.NotAuthorized, "%v", ierr))
 		return nil
 	}
 	rt, err := delta.ParseRoute(r.Method, strings.TrimPrefix(path, deltaPrefix))

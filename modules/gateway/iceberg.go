@@ -61,7 +61,7 @@ func (h *IcebergHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next 
 	principal, rerr := h.app.guard.authenticate(r)
 	if rerr != nil {
 		w.Header().Set("WWW-Authenticate", "Bearer")
-		icerest.WriteError(w, r, rerr)
+		icerest.WriteError(w, r, icerest.Errorf(http.StatusUnauthorized, icerest.NotAuthorized, "%v", rerr))
 		return nil
 	}
 	cat, rerr := h.catalogFor(r, path)

@@ -302,7 +302,7 @@ func (h *SharingHandler) authenticate(r *http.Request) (recipientCaller, error) 
 	}
 	p, err := h.app.guard.authenticate(r)
 	if err != nil {
-		return recipientCaller{}, sharing.Errorf(http.StatusUnauthorized, sharing.CodeUnauthenticated, "%s", icerest.AsError(err).Message)
+		return recipientCaller{}, sharing.Errorf(http.StatusUnauthorized, sharing.CodeUnauthenticated, "%v", err)
 	}
 	if p.ID == "anonymous" {
 		return recipientCaller{}, sharing.Errorf(http.StatusUnauthorized, sharing.CodeUnauthenticated, "a bearer token is required")
