@@ -152,14 +152,19 @@ func (h *IcebergHandler) serve(w http.ResponseWriter, r *http.Request, rt iceres
 			"the policy withholds storage credentials from this principal"))
 		return
 	}
+	filtered := h.app.guard.policy != nil && listings[rt.Operation]
+	if !strip && !filtered {
+		cat.pipeline.Serve(w, r, rt, p.ID) // the common case: no obligation, no closure
+		return
+	}
 	run := func(w http.ResponseWriter, r *http.Request, rt icerest.Route) { cat.pipeline.Serve(w, r, rt, p.ID) }
 	if strip {
 		inner := run
 		run = func(w http.ResponseWriter, r *http.Request, rt icerest.Route) { serveStripped(w, r, rt, inner) }
 	}
-	if eng := h.app.guard.policy; eng != nil && listings[rt.Operation] {
+	if filtered {
 		rec := upstream.Capture(run, r, rt)
-		filterPage(r.Context(), eng, policyRequest{op: rt.Operation, principal: p, catalog: cat, resource: res[0]}.input(r), rec)
+		filterPage(r.Context(), h.app.guard.policy, policyRequest{op: rt.Operation, principal: p, catalog: cat, resource: res[0]}.input(r), rec)
 		rec.WriteTo(w)
 		return
 	}
