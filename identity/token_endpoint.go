@@ -5,6 +5,8 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+
+	"github.com/lakegate/lakegate/telemetry"
 )
 
 const (
@@ -53,6 +55,7 @@ func (i *Issuer) ServeToken(w http.ResponseWriter, r *http.Request) {
 			Description: "could not sign the token"})
 		return
 	}
+	telemetry.CountToken("client_credentials") // the one grant tokenRequest accepts
 	writeJSON(w, http.StatusOK, tokenResponse{
 		AccessToken:     token,
 		TokenType:       "bearer",

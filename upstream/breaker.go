@@ -12,6 +12,7 @@ import (
 	"github.com/sony/gobreaker/v2"
 	"go.uber.org/zap"
 
+	"github.com/lakegate/lakegate/telemetry"
 	"github.com/lakegate/lakegate/upstream/icerest"
 )
 
@@ -57,6 +58,7 @@ func newBreaker(name string, cfg Breaker, log *zap.Logger) *breaker {
 			if to == gobreaker.StateOpen {
 				b.openedAt.Store(time.Now().UnixNano())
 			}
+			telemetry.SetBreaker(name, to.String(), true)
 			// An operator sees the backend go and come back; half-open is
 			// the breaker's own probing and stays quiet.
 			switch to {
@@ -68,6 +70,7 @@ func newBreaker(name string, cfg Breaker, log *zap.Logger) *breaker {
 			}
 		},
 	})
+	telemetry.SetBreaker(name, b.cbs.State().String(), false)
 	return b
 }
 

@@ -7,22 +7,26 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"sync"
+	"time"
 
+	"github.com/lakegate/lakegate/telemetry"
 	"github.com/lakegate/lakegate/upstream/icerest"
 )
 
 // Local is a backend served in-process by an http.Handler (the embedded
 // catalog): no network, no breaker, the same request rewriting.
 type Local struct {
-	h http.Handler
+	name string // the catalog's, for metrics and spans
+	h    http.Handler
 
 	once sync.Once
 	cc   *CatalogConfig
 	err  error
 }
 
-// NewLocal wraps an in-process Iceberg REST handler as a Backend.
-func NewLocal(h http.Handler) *Local { return &Local{h: h} }
+// NewLocal wraps catalog name's in-process Iceberg REST handler as a
+// Backend.
+func NewLocal(name string, h http.Handler) *Local { return &Local{name: name, h: h} }
 
 // Config asks the handler for its /v1/config once; it never changes.
 func (l *Local) Config(ctx context.Context) (*CatalogConfig, error) {
@@ -65,5 +69,34 @@ func (l *Local) Serve(w http.ResponseWriter, r *http.Request, rt icerest.Route) 
 	}
 	out.RequestURI = ""
 	out.Header.Del("Authorization")
-	l.h.ServeHTTP(w, out)
+	out, span := telemetry.StartRequest(out, telemetry.SpanBackend,
+		telemetry.AttrCatalog.String(l.name), telemetry.AttrOperation.String(rt.Operation))
+	sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+	start := time.Now()
+	l.h.ServeHTTP(sw, out)
+	telemetry.ObserveBackend(l.name, rt.Operation, sw.status, time.Since(start))
+	telemetry.From(r.Context()).SetBackend(sw.status, "")
+	telemetry.EndStatus(span, sw.status)
 }
+
+// statusWriter notes the status a handler answered with.
+type statusWriter struct {
+	http.ResponseWriter
+	status  int
+	written bool
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if !w.written {
+		w.status, w.written = code, true
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	w.written = true
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the writer underneath.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -17,11 +17,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/lakegate/lakegate/caller"
+	"github.com/lakegate/lakegate/telemetry"
 	"github.com/lakegate/lakegate/upstream/icerest"
 )
 
@@ -30,6 +32,7 @@ const maxResponse = 256 << 20
 
 // Remote is a backend reached over HTTP.
 type Remote struct {
+	name    string // the catalog's, for metrics and spans
 	cfg     RemoteConfig
 	base    *url.URL
 	client  *http.Client
@@ -41,6 +44,8 @@ type Remote struct {
 	cached    *CatalogConfig
 	cachedAt  time.Time
 	configTTL time.Duration
+
+	lastErr atomic.Pointer[BackendError]
 }
 
 // NewRemote prepares a remote backend; it does not contact it.
@@ -68,7 +73,7 @@ func NewRemote(name string, cfg RemoteConfig, log *zap.Logger) (*Remote, error) 
 		ttl = 5 * time.Minute
 	}
 	return &Remote{
-		cfg: cfg, base: base, client: client, auth: auth, log: log,
+		name: name, cfg: cfg, base: base, client: client, auth: auth, log: log,
 		breaker: newBreaker(name, cfg.Breaker, log), configTTL: ttl,
 	}, nil
 }
@@ -321,8 +326,28 @@ func copyResponseHeaders(dst, src http.Header) {
 }
 
 // roundTrip sends req through the breaker, retrying safe requests on
-// connection errors, and reads the whole response.
+// connection errors, and reads the whole response. It is one backend call
+// as an operator sees it: one span, one latency observation, and the
+// backend's last error when it failed.
 func (b *Remote) roundTrip(req *http.Request, op string, body []byte) (*http.Response, []byte, error) {
+	req, span := telemetry.StartRequest(req, telemetry.SpanBackend, telemetry.AttrCatalog.String(b.name),
+		telemetry.AttrOperation.String(op), telemetry.AttrBreaker.String(b.breaker.State()))
+	start := time.Now()
+	resp, data, err := b.breakerCall(req, op, body)
+	status := 0
+	if resp != nil {
+		status = resp.StatusCode
+	}
+	telemetry.ObserveBackend(b.name, op, status, time.Since(start))
+	b.noteOutcome(req.Context(), op, status, err)
+	if err != nil {
+		span.RecordError(err)
+	}
+	telemetry.EndStatus(span, status)
+	return resp, data, err
+}
+
+func (b *Remote) breakerCall(req *http.Request, op string, body []byte) (*http.Response, []byte, error) {
 	type result struct {
 		resp *http.Response
 		body []byte
@@ -354,6 +379,23 @@ func (b *Remote) roundTrip(req *http.Request, op string, body []byte) (*http.Res
 	return res.resp, res.body, err
 }
 
+// noteOutcome puts a call's outcome in the request's record and keeps the
+// last failure (no answer, or a 5xx) for the status page.
+func (b *Remote) noteOutcome(ctx context.Context, op string, status int, err error) {
+	why := ""
+	if err != nil {
+		why = err.Error() // net/http leaves passwords out of URLs in its errors
+	}
+	telemetry.From(ctx).SetBackend(status, why)
+	if err == nil && status < 500 {
+		return
+	}
+	if err == nil {
+		why = fmt.Sprintf("answered %d %s", status, http.StatusText(status))
+	}
+	b.lastErr.Store(&BackendError{At: time.Now().UTC(), Operation: op, Status: status, Message: why})
+}
+
 // sendWithRetry sends the request, re-authenticating once on 401 for
 // reads, and retrying GET/HEAD on connection errors.
 func (b *Remote) sendWithRetry(req *http.Request, body []byte) (*http.Response, error) {
@@ -377,6 +419,7 @@ func (b *Remote) send(req *http.Request, body []byte, refresh bool) (*http.Respo
 	if body == nil {
 		out.Body = http.NoBody
 	}
+	telemetry.Inject(out.Context(), out.Header)
 	if err := b.auth.authorize(out, body, refresh); err != nil {
 		return nil, err
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/lakegate/lakegate/cache/replay"
 	"github.com/lakegate/lakegate/duration"
+	"github.com/lakegate/lakegate/telemetry"
 	"github.com/lakegate/lakegate/upstream/icerest"
 )
 
@@ -97,6 +98,7 @@ func (g *Replayer) Serve(w http.ResponseWriter, r *http.Request, rt icerest.Rout
 		return
 	}
 	if e := g.checkKey(key); e != nil {
+		g.outcome(r, "bad-key")
 		icerest.WriteError(w, r, e)
 		return
 	}
@@ -105,9 +107,21 @@ func (g *Replayer) Serve(w http.ResponseWriter, r *http.Request, rt icerest.Rout
 		icerest.WriteError(w, r, rerr)
 		return
 	}
+	r, span := telemetry.StartRequest(r, "lakegate.replay", telemetry.AttrCatalog.String(g.catalog))
 	storeKey := hashOf(principal, g.catalog, rt.Operation, key)
 	fp := hashOf(r.Method, rt.Path("", "%1F"), r.URL.RawQuery, string(body))
 	g.run(w, r, rt, storeKey, fp, body, next)
+	if rec := telemetry.From(r.Context()); rec != nil {
+		span.SetAttributes(telemetry.AttrReplay.String(rec.Replay))
+	}
+	span.End()
+}
+
+// outcome counts an Idempotency-Key outcome and notes it in the request's
+// record.
+func (g *Replayer) outcome(r *http.Request, outcome string) {
+	telemetry.CountReplay(g.catalog, outcome)
+	telemetry.From(r.Context()).SetReplay(outcome)
 }
 
 func (g *Replayer) run(w http.ResponseWriter, r *http.Request, rt icerest.Route, key, fp string, body []byte, next Handler) {
@@ -125,6 +139,7 @@ func (g *Replayer) run(w http.ResponseWriter, r *http.Request, rt icerest.Route,
 			return
 		}
 		if rec.Fingerprint != fp {
+			g.outcome(r, "key-reused")
 			icerest.WriteError(w, r, icerest.Errorf(http.StatusUnprocessableEntity, icerest.UnprocessableEntity,
 				"Idempotency-Key was already used for a different request"))
 			return
@@ -143,10 +158,12 @@ func (g *Replayer) run(w http.ResponseWriter, r *http.Request, rt icerest.Route,
 			g.replay(w, r, rec)
 			return
 		case state == awaitUnknown:
+			g.outcome(r, "unknown")
 			outcomeUnknown(w, r)
 			return
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
+			g.outcome(r, "in-progress")
 			w.Header().Set("Retry-After", "1")
 			icerest.WriteError(w, r, icerest.Errorf(http.StatusServiceUnavailable, icerest.ServiceUnavailable,
 				"a request with this Idempotency-Key is still in progress; retry later"))
@@ -219,6 +236,7 @@ func (g *Replayer) execute(w http.ResponseWriter, r *http.Request, rt icerest.Ro
 		g.storeDown(w, r, err)
 		return
 	}
+	g.outcome(r, "executed")
 	rw := &recorder{ResponseWriter: w, status: http.StatusOK}
 	next(rw, r, rt)
 	if !finalizable(rw.status) {
@@ -276,6 +294,7 @@ func (g *Replayer) heartbeat(key, owner string, stop <-chan struct{}) {
 // storeDown refuses a keyed mutation when its key cannot be guarded: a
 // retry is safe, a double apply is not.
 func (g *Replayer) storeDown(w http.ResponseWriter, r *http.Request, err error) {
+	g.outcome(r, "store-unavailable")
 	g.log.Warn("idempotency store unavailable", zap.String("catalog", g.catalog), zap.Error(err))
 	w.Header().Set("Retry-After", "1")
 	icerest.WriteError(w, r, icerest.Errorf(http.StatusServiceUnavailable, icerest.ServiceUnavailable,

@@ -44,6 +44,7 @@ func (g *Replayer) finalRecord(fp string, rw *recorder) replay.Record {
 // replay answers with a stored outcome.
 func (g *Replayer) replay(w http.ResponseWriter, r *http.Request, rec replay.Record) {
 	g.Replays.Add(1)
+	g.outcome(r, "replayed")
 	// Applied, but the response is not there to send again (running the
 	// request again could apply it twice): CommitStateUnknown, saying why.
 	if rec.Unkept > 0 {

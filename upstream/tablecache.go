@@ -14,6 +14,7 @@ import (
 
 	"github.com/lakegate/lakegate/cache"
 	"github.com/lakegate/lakegate/duration"
+	"github.com/lakegate/lakegate/telemetry"
 	"github.com/lakegate/lakegate/upstream/icerest"
 )
 
@@ -46,14 +47,26 @@ type TableCache struct {
 
 // Serve runs the cache layer for one request.
 func (tc *TableCache) Serve(w http.ResponseWriter, r *http.Request, rt icerest.Route, principal string, next Handler) {
-	switch {
-	case rt.Operation == icerest.OpLoadTable:
-		tc.load(w, r, rt, principal, next)
-	case invalidating[rt.Operation]:
-		tc.write(w, r, rt, next)
-	default:
+	if rt.Operation != icerest.OpLoadTable && !invalidating[rt.Operation] {
 		next(w, r, rt)
+		return
 	}
+	r, span := telemetry.StartRequest(r, "lakegate.cache", telemetry.AttrCatalog.String(tc.Catalog))
+	if rt.Operation == icerest.OpLoadTable {
+		tc.load(w, r, rt, principal, next)
+	} else {
+		tc.write(w, r, rt, next)
+	}
+	if rec := telemetry.From(r.Context()); rec != nil {
+		span.SetAttributes(telemetry.AttrCache.String(rec.Cache))
+	}
+	span.End()
+}
+
+// result counts a cache result and notes it in the request's record.
+func (tc *TableCache) result(r *http.Request, result string) {
+	telemetry.CountCache(tc.Catalog, result)
+	telemetry.From(r.Context()).SetCache(result)
 }
 
 // variant is what, besides the table, selects one cached representation:
@@ -88,6 +101,7 @@ func (tc *TableCache) load(w http.ResponseWriter, r *http.Request, rt icerest.Ro
 	ctx := r.Context()
 	shared, ok := variant(r)
 	if !ok {
+		tc.result(r, "bypass")
 		next(w, r, rt)
 		return
 	}
@@ -129,6 +143,7 @@ func (tc *TableCache) load(w http.ResponseWriter, r *http.Request, rt icerest.Ro
 		w.Header().Set("Warning", `110 lakegate "Response is Stale"`)
 		tc.answer(w, r, e, shared, "stale")
 	default:
+		tc.result(r, "miss")
 		rec.WriteTo(w)
 	}
 }
@@ -154,8 +169,10 @@ func (tc *TableCache) answer(w http.ResponseWriter, r *http.Request, e *cache.En
 	h := w.Header()
 	h.Set("ETag", etag)
 	h.Set(CacheHeader, how)
+	tc.result(r, how)
 	if inm := r.Header.Get("If-None-Match"); inm != "" && icerest.ETagMatches(inm, etag) {
 		tc.Cache.CountNotModified()
+		telemetry.CountNotModified(tc.Catalog)
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
@@ -209,6 +226,8 @@ func (tc *TableCache) write(w http.ResponseWriter, r *http.Request, rt icerest.R
 	rec := Capture(next, r, rt)
 	for _, prefix := range tc.affected(rt, body) {
 		tc.Cache.Invalidate(r.Context(), prefix)
+		telemetry.CountInvalidation(tc.Catalog)
+		telemetry.From(r.Context()).SetCache("invalidated")
 	}
 	rec.WriteTo(w)
 }

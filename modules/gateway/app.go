@@ -13,6 +13,7 @@ import (
 	"github.com/lakegate/lakegate/cache"
 	"github.com/lakegate/lakegate/cache/replay"
 	"github.com/lakegate/lakegate/policies"
+	"github.com/lakegate/lakegate/telemetry"
 	"github.com/lakegate/lakegate/upstream"
 	"github.com/lakegate/lakegate/upstream/embedded"
 	"github.com/lakegate/lakegate/upstream/icerest"
@@ -143,6 +144,11 @@ func (App) CaddyModule() caddy.ModuleInfo {
 // Provision opens every catalog's backend.
 func (a *App) Provision(ctx caddy.Context) error {
 	a.log = ctx.Logger()
+	// Caddy makes a registry per config load; the collectors are the
+	// process's, so their counts carry on across reloads.
+	if err := telemetry.Register(ctx.GetMetricsRegistry()); err != nil {
+		return fmt.Errorf("registering metrics: %w", err)
+	}
 	if err := a.resolveSecrets(); err != nil {
 		return err
 	}
@@ -220,7 +226,7 @@ func (a *App) openBackend(cc CatalogConfig) (upstream.Backend, *locations.Rule, 
 		if err != nil {
 			return nil, nil, err
 		}
-		return upstream.NewLocal(cat), cat.Locations(), nil
+		return upstream.NewLocal(cc.Name, cat), cat.Locations(), nil
 	}
 	return nil, nil, fmt.Errorf("no backend configured (embedded or remote)")
 }

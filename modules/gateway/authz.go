@@ -17,6 +17,7 @@ import (
 
 	"github.com/lakegate/lakegate/identity"
 	"github.com/lakegate/lakegate/policies"
+	"github.com/lakegate/lakegate/telemetry"
 	"github.com/lakegate/lakegate/upstream/icerest"
 )
 
@@ -130,8 +131,15 @@ func (g *guard) authorize(ctx context.Context, in policies.Input) policies.Decis
 	if g.policy == nil {
 		return policies.Decision{Allow: true}
 	}
+	ctx, span := telemetry.Start(ctx, "lakegate.policy", telemetry.AttrCatalog.String(in.Resource.Catalog),
+		telemetry.AttrAPI.String(in.API), telemetry.AttrOperation.String(in.APIOperation))
+	start := time.Now()
 	// On any failure the engine denies, with a reason safe to show.
 	d, _ := g.policy.Decide(ctx, in)
+	telemetry.ObservePolicy(in.Resource.Catalog, in.API, in.APIOperation, d.Allow, time.Since(start))
+	telemetry.From(ctx).CountDecision(d.Allow)
+	span.SetAttributes(telemetry.AttrDecision.Bool(d.Allow))
+	span.End()
 	return d
 }
 
@@ -173,8 +181,13 @@ func (q policyRequest) input(r *http.Request) policies.Input {
 }
 
 // decide asks the policy about q.
+// Every door refuses the request on a denial from decide.
 func (g *guard) decide(r *http.Request, q policyRequest) policies.Decision {
-	return g.authorize(r.Context(), q.input(r))
+	d := g.authorize(r.Context(), q.input(r))
+	if !d.Allow {
+		telemetry.From(r.Context()).Refused()
+	}
+	return d
 }
 
 // denial is the text every door answers a denial with: the API's operation

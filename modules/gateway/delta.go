@@ -104,19 +104,23 @@ func (h *DeltaHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next ca
 	if !strings.HasPrefix(path, deltaPrefix) {
 		return next.ServeHTTP(w, r)
 	}
+	x, r := begin(w, r, "delta")
+	defer x.end()
 	p, ierr := h.app.guard.authenticate(r)
 	if ierr != nil {
-		w.Header().Set("WWW-Authenticate", "Bearer")
-		delta.WriteError(w, r, delta.Errorf(http.StatusUnauthorized, delta.NotAuthorized, "%v", ierr))
+		x.Header().Set("WWW-Authenticate", "Bearer")
+		delta.WriteError(x, r, delta.Errorf(http.StatusUnauthorized, delta.NotAuthorized, "%v", ierr))
 		return nil
 	}
+	x.authenticated(r, p.ID)
 	rt, err := delta.ParseRoute(r.Method, strings.TrimPrefix(path, deltaPrefix))
+	x.rec.SetOperation(string(rt.Op))
 	if err != nil {
-		delta.WriteError(w, r, err)
+		delta.WriteError(x, r, err)
 		return nil
 	}
 	ctx := caller.With(r.Context(), caller.Caller{Principal: p.ID, Authorization: r.Header.Get("Authorization")})
-	h.serve(w, r.WithContext(ctx), rt, p)
+	h.serve(x, r.WithContext(ctx), rt, p)
 	return nil
 }
 
@@ -138,6 +142,7 @@ func (h *DeltaHandler) serve(w http.ResponseWriter, r *http.Request, rt delta.Ro
 		delta.WriteError(w, r, delta.Errorf(http.StatusNotFound, delta.NoSuchCatalog, "no catalog named %q", rt.Catalog))
 		return
 	}
+	noteCatalog(r, cat)
 	body, err := readBody(w, r, cat.cfg.MaxRequestBody)
 	if err != nil {
 		delta.WriteError(w, r, err)
@@ -152,7 +157,7 @@ func (h *DeltaHandler) serve(w http.ResponseWriter, r *http.Request, rt delta.Ro
 		delta.WriteError(w, r, err)
 		return
 	}
-	h.run(w, r, rt, in)
+	translated(r, func(r *http.Request) { h.run(w, r, rt, in) })
 }
 
 // parsed is a request body decoded and validated once, before the policy

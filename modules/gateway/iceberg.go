@@ -54,35 +54,47 @@ func (h *IcebergHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next 
 	if !strings.HasPrefix(path, "/v1/") {
 		return serveOrNotFound(w, r, next)
 	}
+	x, r := begin(w, r, "iceberg")
+	defer x.end()
+	h.serveAPI(x, r, path)
+	return nil
+}
+
+// serveAPI serves one Iceberg REST request; x notes what it did.
+func (h *IcebergHandler) serveAPI(x *exchange, r *http.Request, path string) {
 	if path == "/v1/oauth/tokens" {
-		h.serveToken(w, r)
-		return nil
+		x.rec.SetOperation(icerest.OpGetToken)
+		h.serveToken(x, r)
+		return
 	}
 	principal, rerr := h.app.guard.authenticate(r)
 	if rerr != nil {
-		w.Header().Set("WWW-Authenticate", "Bearer")
-		icerest.WriteError(w, r, icerest.Errorf(http.StatusUnauthorized, icerest.NotAuthorized, "%v", rerr))
-		return nil
+		x.Header().Set("WWW-Authenticate", "Bearer")
+		icerest.WriteError(x, r, icerest.Errorf(http.StatusUnauthorized, icerest.NotAuthorized, "%v", rerr))
+		return
 	}
+	x.authenticated(r, principal.ID)
 	cat, rerr := h.catalogFor(r, path)
+	noteCatalog(r, cat)
 	if rerr != nil {
-		icerest.WriteError(w, r, rerr)
-		return nil
+		icerest.WriteError(x, r, rerr)
+		return
 	}
 	if path == "/v1/config" {
-		h.serveConfig(w, r, principal, cat)
-		return nil
+		x.rec.SetOperation(icerest.OpGetConfig)
+		h.serveConfig(x, r, principal, cat)
+		return
 	}
 	rt, rerr := icerest.ParseRoute(r.Method, path, cat.separator)
+	x.rec.SetOperation(rt.Operation)
 	if rerr == nil {
-		rerr = limitBody(w, r, cat.cfg.MaxRequestBody)
+		rerr = limitBody(x, r, cat.cfg.MaxRequestBody)
 	}
 	if rerr != nil {
-		icerest.WriteError(w, r, rerr)
-		return nil
+		icerest.WriteError(x, r, rerr)
+		return
 	}
-	h.serve(w, r, rt, principal, cat)
-	return nil
+	h.serve(x, r, rt, principal, cat)
 }
 
 // serveOrNotFound hands a request that is not the Iceberg API's to the

@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/lakegate/lakegate/policies"
+	"github.com/lakegate/lakegate/telemetry"
 	"github.com/lakegate/lakegate/upstream"
 	"github.com/lakegate/lakegate/upstream/icerest"
 )
@@ -111,6 +112,10 @@ func filterPage(ctx context.Context, eng *policies.Engine, in policies.Input, re
 	}
 	visible, err := eng.Filter(ctx, in)
 	keep := func(i int) bool { return err == nil && i < len(visible) && visible[i] }
+	record := telemetry.From(ctx)
+	for i := range entries {
+		record.CountDecision(keep(i))
+	}
 	page[field] = keepEntries(entries, keep)
 	for _, k := range alignedFields {
 		raw, ok := page[k]

@@ -18,6 +18,7 @@ import (
 
 	"github.com/lakegate/lakegate/identity"
 	"github.com/lakegate/lakegate/policies"
+	"github.com/lakegate/lakegate/telemetry"
 	"github.com/lakegate/lakegate/translate"
 	"github.com/lakegate/lakegate/translate/sharing"
 	"github.com/lakegate/lakegate/translate/sharing/fileurl"
@@ -241,25 +242,31 @@ func (h *SharingHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next 
 	if !ok || (rel != "" && rel[0] != '/') {
 		return next.ServeHTTP(w, r)
 	}
+	x, r := begin(w, r, "sharing")
+	defer x.end()
 	rt, rerr := sharing.ParseRoute(r.Method, rel)
+	x.rec.SetOperation(rt.Op)
 	if rerr != nil {
-		sharing.WriteError(w, rerr)
+		sharing.WriteError(x, rerr)
 		return nil
 	}
 	if rt.Op == sharing.OpGetFile {
 		// The signed URL is the credential: recipients' HTTP clients
 		// fetch files without the bearer token, as with presigned S3.
-		h.files(r).ServeHTTP(w, r)
+		h.files(r).ServeHTTP(x, r)
 		return nil
 	}
 	who, rerr := h.authenticate(r)
 	if rerr != nil {
-		w.Header().Set("WWW-Authenticate", "Bearer")
-		sharing.WriteError(w, rerr)
+		x.Header().Set("WWW-Authenticate", "Bearer")
+		sharing.WriteError(x, rerr)
 		return nil
 	}
-	h.server.Serve(w, r, sharing.Request{
-		Route: rt, Access: h.access(r, who), FilesBase: h.baseURL(r) + "/files", Principal: who.ID,
+	x.authenticated(r, who.ID)
+	translated(r, func(r *http.Request) {
+		h.server.Serve(x, r, sharing.Request{
+			Route: rt, Access: h.access(r, who), FilesBase: h.baseURL(r) + "/files", Principal: who.ID,
+		})
 	})
 	return nil
 }
@@ -345,6 +352,9 @@ func (h *SharingHandler) access(r *http.Request, c recipientCaller) sharing.Acce
 		res := policies.Resource{Namespace: t.Namespace, Table: t.IcebergTable,
 			Share: t.Share, ShareSchema: t.Schema, ShareTable: t.Table}
 		cat, _ := h.app.catalog(t.Catalog) // nil for a share or schema: no Iceberg table yet
+		if rec := telemetry.From(ctx); cat != nil && rec != nil && rec.Catalog == "" {
+			rec.SetCatalog(cat.cfg.Name) // the first table's catalog: a listing may span several
+		}
 		in := policyRequest{api: "sharing", apiOp: op, op: icebergOps[op], principal: c.Principal,
 			catalog: cat, resource: res}.input(r)
 		return h.app.guard.authorize(ctx, in).Allow

@@ -89,6 +89,7 @@ func (rs *response) rewriteChanges(ctx context.Context, fs iceio.IO, v version, 
 			return Errorf(http.StatusInternalServerError, CodeInternal, "cannot hand out a change file of table %q: %v", name, uerr)
 		}
 		rs.files++
+		rs.bytes += e.Size
 		if err := rs.add(actions.Cdf(rs.format, actions.ChangeFile{URL: u, Path: p, PartitionValues: e.PartitionValues,
 			Size: e.Size, Version: v.V, Timestamp: v.Ts, Expiration: rs.exp.UnixMilli()})); err != nil {
 			return err

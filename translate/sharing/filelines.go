@@ -31,6 +31,7 @@ type fileWriter struct {
 	specByID  map[int]iceberg.PartitionSpec
 	lines     []byte
 	files     int
+	bytes     int64 // the listed files' sizes, for the operator's metrics
 }
 
 // parallelFiles is the fewest files a goroutine of fileLines takes on:
@@ -84,6 +85,7 @@ func (rs *response) fileLines(ctx context.Context, tasks []table.FileScanTask, s
 	for i := 1; i < n; i++ {
 		rs.lines = append(rs.lines, runs[i].lines...)
 		rs.files += runs[i].files
+		rs.bytes += runs[i].bytes
 	}
 	return nil
 }
@@ -161,6 +163,7 @@ func (w *fileWriter) file(ctx context.Context, df iceberg.DataFile, sch *iceberg
 		return actions.File{}, Errorf(http.StatusInternalServerError, CodeInternal, "cannot hand out a URL for a file of table %q: %v", rs.l.target.Table, err)
 	}
 	w.files++
+	w.bytes += df.FileSizeBytes()
 	return actions.File{URL: u, Data: df, Spec: w.specOf(df), Schema: sch, Version: v.V, Timestamp: v.Ts,
 		Expiration: rs.exp.UnixMilli()}, nil
 }

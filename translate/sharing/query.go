@@ -11,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/lakegate/lakegate/telemetry"
 	"github.com/lakegate/lakegate/translate/schema"
 	"github.com/lakegate/lakegate/translate/sharing/actions"
 )
@@ -381,4 +382,7 @@ func (rs *response) write(w http.ResponseWriter) {
 	}
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(rs.lines)
+	if rs.l != nil {
+		telemetry.CountSharing(rs.l.target.Catalog, rs.req.Route.Share, rs.files, rs.bytes)
+	}
 }

@@ -1,0 +1,86 @@
+package gateway
+
+import (
+	"net/http"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.opentelemetry.io/otel/trace"
+	"go.uber.org/zap"
+
+	"github.com/lakegate/lakegate/telemetry"
+)
+
+// exchange is one request through a front door as an operator sees it:
+// its record (carried in the context for the layers to fill in, and
+// written into Caddy's access log as the `lakegate` object), the door's
+// span, and the status it was answered with. It is the ResponseWriter the
+// door writes to, so the status is known without another wrapper.
+type exchange struct {
+	http.ResponseWriter
+	rec     telemetry.Record
+	status  int
+	written bool
+	span    trace.Span
+}
+
+// begin starts the exchange of a request to api's front door.
+func begin(w http.ResponseWriter, r *http.Request, api string) (*exchange, *http.Request) {
+	x := &exchange{ResponseWriter: w, status: http.StatusOK, rec: telemetry.Record{API: api}}
+	ctx, span := telemetry.Start(r.Context(), "lakegate."+api, telemetry.AttrAPI.String(api))
+	x.span = span
+	if extra, ok := ctx.Value(caddyhttp.ExtraLogFieldsCtxKey).(*caddyhttp.ExtraLogFields); ok {
+		extra.Add(zap.Object("lakegate", &x.rec)) // marshalled when the log is written: the final record
+	}
+	return x, r.WithContext(telemetry.WithRecord(ctx, &x.rec))
+}
+
+// authenticated notes the principal, also as Caddy's `user_id` (the
+// access log's field, and {http.auth.user.id} in placeholders).
+func (x *exchange) authenticated(r *http.Request, id string) {
+	x.rec.Principal = id
+	if repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
+		repl.Set("http.auth.user.id", id)
+	}
+}
+
+// noteCatalog notes the catalog a request addresses, when the gateway
+// serves it.
+func noteCatalog(r *http.Request, cat *catalogState) {
+	if cat != nil {
+		telemetry.From(r.Context()).SetCatalog(cat.cfg.Name)
+	}
+}
+
+// translated runs a translator's part of a request under its own span.
+func translated(r *http.Request, run func(r *http.Request)) {
+	r, span := telemetry.StartRequest(r, "lakegate.translate")
+	run(r)
+	span.End()
+}
+
+// end counts the request and closes the door's span.
+func (x *exchange) end() {
+	r := &x.rec
+	telemetry.CountRequest(r.Catalog, r.API, r.Operation, x.status)
+	if x.span.IsRecording() {
+		x.span.SetAttributes(telemetry.AttrCatalog.String(r.Catalog), telemetry.AttrOperation.String(r.Operation),
+			telemetry.AttrCache.String(r.Cache), telemetry.AttrDecision.String(r.Decision()))
+	}
+	telemetry.EndStatus(x.span, x.status)
+}
+
+func (x *exchange) WriteHeader(code int) {
+	if !x.written {
+		x.status, x.written = code, true
+	}
+	x.ResponseWriter.WriteHeader(code)
+}
+
+func (x *exchange) Write(b []byte) (int, error) {
+	x.written = true
+	return x.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the writer underneath.
+func (x *exchange) Unwrap() http.ResponseWriter { return x.ResponseWriter }
