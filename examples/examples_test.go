@@ -48,13 +48,9 @@ type exampleCase struct {
 var examples = map[string]map[string]exampleCase{
 	"sharing": {
 		"defaults": {
-			env:            map[string]string{"UPSTREAM_URL": "http://127.0.0.1:8282"},
 			defaultCatalog: "local",
 			adminListen:    "localhost:2019",
-			catalogs: []wantCatalog{
-				{name: "local", embeddedDSN: "./data/local/catalog.db"},
-				{name: "remote", remoteURL: "http://127.0.0.1:8282", auth: "none"},
-			},
+			catalogs:       []wantCatalog{{name: "local", embeddedDSN: repoDataDSN}},
 		},
 	},
 	"remote": {
@@ -63,7 +59,7 @@ var examples = map[string]map[string]exampleCase{
 			defaultCatalog: "local",
 			adminListen:    "localhost:2019",
 			catalogs: []wantCatalog{
-				{name: "local", embeddedDSN: "./data/local/catalog.db"},
+				{name: "local", embeddedDSN: repoDataDSN},
 				{name: "remote", remoteURL: "http://127.0.0.1:8282", auth: "none"},
 			},
 		},
@@ -90,13 +86,14 @@ var examples = map[string]map[string]exampleCase{
 			defaultCatalog: "local",
 			adminListen:    "localhost:2019",
 			catalogs: []wantCatalog{
-				{name: "local", embeddedDSN: "./data/local/catalog.db"},
+				{name: "local", embeddedDSN: repoDataDSN},
 				{name: "remote", remoteURL: "http://127.0.0.1:8282", auth: "none"},
 			},
 		},
 	},
 	"polaris": {
 		"defaults": {
+			env:            map[string]string{"POLARIS_CLIENT_ID": "id"},
 			defaultCatalog: "polaris",
 			catalogs: []wantCatalog{{name: "polaris", remoteURL: "http://127.0.0.1:8181/api/catalog",
 				warehouse: "quickstart_catalog", auth: "oauth2"}},
@@ -167,6 +164,7 @@ var examples = map[string]map[string]exampleCase{
 	},
 	"lakekeeper": {
 		"defaults": {
+			env:            map[string]string{"LAKEKEEPER_CLIENT_ID": "id"},
 			defaultCatalog: "lakekeeper",
 			catalogs: []wantCatalog{{name: "lakekeeper", remoteURL: "http://127.0.0.1:8181/catalog",
 				warehouse: "demo", auth: "oauth2"}},
@@ -217,6 +215,18 @@ var examples = map[string]map[string]exampleCase{
 		},
 	},
 }
+
+// repoDataDSN is the SQLite file of the examples' embedded catalog by
+// default: {$LAKEGATE_DATA:../../data}/local/catalog.db, relative to the
+// example's Caddyfile, so the repository's data directory (the root
+// Caddyfile's), made absolute by the adapter.
+var repoDataDSN = func() string {
+	p, err := filepath.Abs(filepath.Join("..", "data", "local", "catalog.db"))
+	if err != nil {
+		panic(err)
+	}
+	return p
+}()
 
 // adapted is the part of the adapted JSON config the test looks at.
 type adapted struct {
@@ -414,7 +424,6 @@ func TestExamplesTakeSecretsFromEnv(t *testing.T) {
 func TestSharingExample(t *testing.T) {
 	body, err := os.ReadFile("sharing/Caddyfile")
 	require.NoError(t, err)
-	t.Setenv("UPSTREAM_URL", "http://127.0.0.1:8282")
 	t.Setenv("SHARE_NAMESPACE", "sales")
 	t.Setenv("SHARE_TOKEN", "s3cret-recipient")
 	out, _, err := caddyconfig.GetAdapter("caddyfile").Adapt(body, map[string]any{"filename": "sharing/Caddyfile"})

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -17,6 +18,8 @@ import (
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/credentials/ec2rolecreds"
+	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
 
 	"github.com/lakegate/lakegate/upstream/icerest"
 )
@@ -145,20 +148,69 @@ func newSigV4(a Auth) (*sigV4Auth, error) {
 	if a.Region == "" || (a.Service != "glue" && a.Service != "s3tables") {
 		return nil, fmt.Errorf("remote backend: auth sigv4 needs a region and service glue or s3tables")
 	}
-	var provider aws.CredentialsProvider
-	if a.AccessKeyID != "" {
-		provider = credentials.NewStaticCredentialsProvider(a.AccessKeyID, a.SecretAccessKey, a.SessionToken)
-	} else {
-		cfg, err := awsconfig.LoadDefaultConfig(context.Background(), awsconfig.WithRegion(a.Region))
-		if err != nil {
-			return nil, fmt.Errorf("remote backend: AWS default credential chain: %w", err)
-		}
-		provider = cfg.Credentials
+	provider, err := sigV4Credentials(a)
+	if err != nil {
+		return nil, err
 	}
 	return &sigV4Auth{
 		creds: aws.NewCredentialsCache(provider), signer: v4.NewSigner(),
 		region: a.Region, service: a.Service,
 	}, nil
+}
+
+// sigV4Credentials picks where SigV4 credentials come from: the keys
+// given, else the AWS SDK's default chain. Only with credentials
+// default_chain may that chain ask the EC2 instance metadata service
+// (IMDS, 169.254.169.254): without the opt-in, a host with no credentials
+// configured fails here, naming what to set, instead of probing the
+// metadata service (and, on a cloud VM, silently using its role).
+// Credentials the environment points at (AWS_CONTAINER_CREDENTIALS_* on
+// ECS, AWS_WEB_IDENTITY_TOKEN_FILE on EKS) are configured ones and used.
+func sigV4Credentials(a Auth) (aws.CredentialsProvider, error) {
+	if a.Credentials != "" && a.Credentials != AWSDefaultChain {
+		return nil, fmt.Errorf("remote backend: auth sigv4: unknown credentials %q (want %s, or leave it out)",
+			a.Credentials, AWSDefaultChain)
+	}
+	if a.AccessKeyID != "" || a.SecretAccessKey != "" || a.SessionToken != "" {
+		if a.AccessKeyID == "" || a.SecretAccessKey == "" {
+			return nil, errors.New("remote backend: auth sigv4: access_key_id and secret_access_key go together")
+		}
+		if a.Profile != "" || a.Credentials != "" {
+			return nil, errors.New("remote backend: auth sigv4: access_key_id excludes profile and credentials")
+		}
+		return credentials.NewStaticCredentialsProvider(a.AccessKeyID, a.SecretAccessKey, a.SessionToken), nil
+	}
+	opts := []func(*awsconfig.LoadOptions) error{awsconfig.WithRegion(a.Region)}
+	if a.Profile != "" {
+		opts = append(opts, awsconfig.WithSharedConfigProfile(a.Profile))
+	}
+	if a.Credentials == AWSDefaultChain {
+		cfg, err := awsconfig.LoadDefaultConfig(context.Background(), opts...)
+		if err != nil {
+			return nil, fmt.Errorf("remote backend: AWS default credential chain: %w", err)
+		}
+		return cfg.Credentials, nil
+	}
+	// AWS_EC2_METADATA_DISABLED=true, whatever the environment says.
+	opts = append(opts, awsconfig.WithEC2IMDSClientEnableState(imds.ClientDisabled))
+	cfg, err := awsconfig.LoadDefaultConfig(context.Background(), opts...)
+	if err != nil {
+		return nil, fmt.Errorf("remote backend: auth sigv4: AWS credentials: %w", err)
+	}
+	// With nothing else configured, the SDK's chain ends at the instance
+	// role (ec2rolecreds): that is "no credentials" here.
+	if cfg.Credentials == nil || aws.IsCredentialsProvider(cfg.Credentials, (*ec2rolecreds.Provider)(nil)) {
+		where := "no AWS credentials are configured"
+		if a.Profile != "" {
+			where = fmt.Sprintf("AWS profile %q has no credentials", a.Profile)
+		}
+		return nil, fmt.Errorf("remote backend: auth sigv4: %s: set AWS_ACCESS_KEY_ID and "+
+			"AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for temporary keys), name a profile of the "+
+			"shared AWS config files with AWS_PROFILE or `profile`, or set access_key_id and "+
+			"secret_access_key; to use the EC2 instance role add `credentials %s` (lakegate asks the "+
+			"instance metadata service only then)", where, AWSDefaultChain)
+	}
+	return cfg.Credentials, nil
 }
 
 func (s *sigV4Auth) canRefresh() bool { return false }

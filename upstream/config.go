@@ -105,14 +105,29 @@ type Auth struct {
 	ClientSecret string `json:"client_secret,omitempty"` // required
 	Scope        string `json:"scope,omitempty"`         // default: none sent
 
-	// SigV4 (AWS Glue / S3 Tables). Without keys the default AWS credential
-	// chain is used.
+	// SigV4 (AWS Glue / S3 Tables). Without keys, credentials come from
+	// the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
+	// AWS_SESSION_TOKEN, AWS_PROFILE, web identity, ECS container
+	// variables) or the shared AWS config files, never from the EC2
+	// instance metadata service (IMDS) unless Credentials is
+	// "default_chain"; with none found, the backend fails to load.
 	Region          string `json:"region,omitempty"`            // required
 	Service         string `json:"service,omitempty"`           // required: glue or s3tables
-	AccessKeyID     string `json:"access_key_id,omitempty"`     // default: the AWS credential chain
-	SecretAccessKey string `json:"secret_access_key,omitempty"` // with AccessKeyID
+	AccessKeyID     string `json:"access_key_id,omitempty"`     // default: see above
+	SecretAccessKey string `json:"secret_access_key,omitempty"` // required with AccessKeyID
 	SessionToken    string `json:"session_token,omitempty"`     // default: none
+	// Profile is a profile of the shared AWS config files to take
+	// credentials from (default: AWS_PROFILE, else "default").
+	Profile string `json:"profile,omitempty"`
+	// Credentials "default_chain" opts in to the AWS SDK's whole default
+	// credential chain, the EC2 instance role through IMDS included
+	// (default: "", the chain without IMDS, as above).
+	Credentials string `json:"credentials,omitempty"`
 }
+
+// AWSDefaultChain is the Auth.Credentials value that lets SigV4 ask the
+// EC2 instance metadata service for the instance role's credentials.
+const AWSDefaultChain = "default_chain"
 
 // TLS options for the connection to the backend.
 type TLS struct {

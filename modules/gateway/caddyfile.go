@@ -67,8 +67,8 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	for d.NextBlock(0) {
 		switch d.Val() {
 		case "default_catalog":
-			if !d.AllArgs(&a.DefaultCatalog) {
-				return d.ArgErr()
+			if err := argNamed(d, &a.DefaultCatalog, "the name of one of the catalogs"); err != nil {
+				return err
 			}
 		case "redis", "replay_redis":
 			// An empty argument (an unset {$LAKEGATE_REDIS:}) keeps memory.
@@ -95,10 +95,12 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 			a.Identity = idc
 		case "policy":
+			dir := caddyfileDir(d)
 			pc, err := parsePolicy(d)
 			if err != nil {
 				return err
 			}
+			pc.Dir = localPath(dir, pc.Dir) // the default (unset) stays the working directory's
 			a.Policy = pc
 		case "catalog":
 			cc, err := parseCatalog(d)
@@ -116,9 +118,13 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 func parseCatalog(d *caddyfile.Dispenser) (CatalogConfig, error) {
 	var cc CatalogConfig
 	if !d.NextArg() {
-		return cc, d.ArgErr()
+		return cc, argErr(d, "catalog", "the catalog's name (catalog <name> { ... })", 0)
 	}
 	cc.Name = d.Val()
+	if err := emptyArgErr(d, "catalog", "the catalog's name", cc.Name); err != nil {
+		return cc, err
+	}
+	dir := caddyfileDir(d)
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
 		switch d.Val() {
 		case "embedded":
@@ -148,9 +154,11 @@ func parseCatalog(d *caddyfile.Dispenser) (CatalogConfig, error) {
 		case "allowed_locations":
 			locs := d.RemainingArgs()
 			if len(locs) == 0 {
-				return cc, d.ArgErr()
+				return cc, argErr(d, "allowed_locations", "one or more absolute paths or URLs", 0)
 			}
-			cc.AllowedLocations = append(cc.AllowedLocations, locs...)
+			for _, l := range locs {
+				cc.AllowedLocations = append(cc.AllowedLocations, localPath(dir, l))
+			}
 		case "max_request_body":
 			if err := sizeArg(d, &cc.MaxRequestBody); err != nil {
 				return cc, err
@@ -164,6 +172,7 @@ func parseCatalog(d *caddyfile.Dispenser) (CatalogConfig, error) {
 
 func parseEmbedded(d *caddyfile.Dispenser) (*embedded.Config, error) {
 	cfg := new(embedded.Config)
+	dir := caddyfileDir(d)
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
 		var err error
 		switch opt := d.Val(); opt {
@@ -178,7 +187,7 @@ func parseEmbedded(d *caddyfile.Dispenser) (*embedded.Config, error) {
 		case "property":
 			var k, v string
 			if !d.Args(&k, &v) {
-				return nil, d.ArgErr()
+				return nil, argsErr(d, "property", "property <key> <value>")
 			}
 			if cfg.Properties == nil {
 				cfg.Properties = map[string]string{}
@@ -191,7 +200,7 @@ func parseEmbedded(d *caddyfile.Dispenser) (*embedded.Config, error) {
 		case "auth_client":
 			var id, secret string
 			if !d.Args(&id, &secret) {
-				return nil, d.ArgErr()
+				return nil, argsErr(d, "auth_client", "auth_client <id> <secret>")
 			}
 			if cfg.Auth.Clients == nil {
 				cfg.Auth.Clients = map[string]string{}
@@ -206,15 +215,19 @@ func parseEmbedded(d *caddyfile.Dispenser) (*embedded.Config, error) {
 			return nil, err
 		}
 	}
+	// A relative SQLite file or warehouse directory is the Caddyfile's
+	// neighbour (see localPath); a PostgreSQL DSN is a URL.
+	if cfg.Database == "" || cfg.Database == embedded.SQLite {
+		cfg.DSN = localPath(dir, cfg.DSN)
+	}
+	cfg.Warehouse = localPath(dir, cfg.Warehouse)
 	return cfg, nil
 }
 
-// oneArg reads exactly one argument into dst.
+// oneArg reads exactly one argument into dst. An empty one is kept,
+// unless it is an unset {$VAR} without a default (see argNamed).
 func oneArg(d *caddyfile.Dispenser, dst *string) error {
-	if !d.AllArgs(dst) {
-		return d.ArgErr()
-	}
-	return nil
+	return argNamed(d, dst, "its value")
 }
 
 // Interface guards

@@ -15,7 +15,8 @@ import (
 //		prefix <upstream prefix>
 //		auth none | passthrough | bearer <token>
 //		auth oauth2 { token_url <url>; client_id <id>; client_secret <secret>; scope <scope> }
-//		auth sigv4 { region <r>; service glue|s3tables; access_key_id <id>; secret_access_key <s>; session_token <t> }
+//		auth sigv4 { region <r>; service glue|s3tables; access_key_id <id>; secret_access_key <s>; session_token <t>;
+//		             profile <shared config profile>; credentials default_chain }
 //		tls { insecure_skip_verify; ca_file <path> }
 //		connect_timeout <duration>
 //		response_header_timeout <duration>
@@ -24,9 +25,10 @@ import (
 //	}
 func parseRemote(d *caddyfile.Dispenser) (*upstream.RemoteConfig, error) {
 	cfg := new(upstream.RemoteConfig)
-	if !d.AllArgs(&cfg.URL) {
-		return nil, d.ArgErr()
+	if err := argNamed(d, &cfg.URL, "the backend's base URL (remote <url> { ... })"); err != nil {
+		return nil, err
 	}
+	dir := caddyfileDir(d)
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
 		var err error
 		switch opt := d.Val(); opt {
@@ -38,6 +40,7 @@ func parseRemote(d *caddyfile.Dispenser) (*upstream.RemoteConfig, error) {
 			err = parseAuth(d, &cfg.Auth)
 		case "tls":
 			err = parseTLS(d, &cfg.TLS)
+			cfg.TLS.CAFile = localPath(dir, cfg.TLS.CAFile)
 		case "connect_timeout":
 			err = durationArg(d, &cfg.ConnectTimeout)
 		case "response_header_timeout":
@@ -62,14 +65,14 @@ func parseRemote(d *caddyfile.Dispenser) (*upstream.RemoteConfig, error) {
 
 func parseAuth(d *caddyfile.Dispenser, a *upstream.Auth) error {
 	if !d.NextArg() {
-		return d.ArgErr()
+		return argErr(d, "auth", "a mode: none, bearer, passthrough, oauth2 or sigv4", 0)
 	}
 	a.Mode = d.Val()
 	switch a.Mode {
 	case upstream.AuthNone, upstream.AuthPassthrough:
 		return noMoreArgs(d)
 	case upstream.AuthBearer:
-		return oneArg(d, &a.Token)
+		return argNamed(d, &a.Token, "the token (auth bearer <token>)")
 	case upstream.AuthOAuth2:
 		return parseBlock(d, map[string]*string{
 			"token_url": &a.TokenURL, "client_id": &a.ClientID, "client_secret": &a.ClientSecret, "scope": &a.Scope,
@@ -78,6 +81,7 @@ func parseAuth(d *caddyfile.Dispenser, a *upstream.Auth) error {
 		return parseBlock(d, map[string]*string{
 			"region": &a.Region, "service": &a.Service, "access_key_id": &a.AccessKeyID,
 			"secret_access_key": &a.SecretAccessKey, "session_token": &a.SessionToken,
+			"profile": &a.Profile, "credentials": &a.Credentials,
 		}, oneArg)
 	}
 	return d.Errf("unknown auth mode %q (want none, bearer, passthrough, oauth2 or sigv4)", a.Mode)

@@ -74,7 +74,13 @@ func (s *SharingHandler) parseOption(d *caddyfile.Dispenser) error {
 		}
 		s.URLLifetime = caddy.Duration(v)
 	case "change_data_dir":
-		return oneArg(d, &s.ChangeDataDir)
+		dir := caddyfileDir(d)
+		if err := oneArg(d, &s.ChangeDataDir); err != nil {
+			return err
+		}
+		if s.ChangeDataDir != "off" {
+			s.ChangeDataDir = localPath(dir, s.ChangeDataDir)
+		}
 	case "max_change_rewrite_bytes":
 		return sizeArg(d, &s.MaxChangeRewriteBytes)
 	case "max_change_versions":
@@ -99,7 +105,7 @@ func (s *SharingHandler) parseOption(d *caddyfile.Dispenser) error {
 	case "s3":
 		var k, v string
 		if !d.AllArgs(&k, &v) {
-			return d.ArgErr()
+			return argsErr(d, "s3", "s3 <fileio-property> <value>")
 		}
 		if s.S3 == nil {
 			s.S3 = map[string]string{}
@@ -119,7 +125,7 @@ func (s *SharingHandler) parseOption(d *caddyfile.Dispenser) error {
 
 func parseShare(d *caddyfile.Dispenser) (ShareConfig, error) {
 	var sh ShareConfig
-	if err := oneArgThenBlock(d, &sh.Name); err != nil {
+	if err := oneArgThenBlock(d, &sh.Name, "the share's name (share <name> { ... })"); err != nil {
 		return sh, err
 	}
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
@@ -145,16 +151,10 @@ func parseShare(d *caddyfile.Dispenser) (ShareConfig, error) {
 	return sh, nil
 }
 
-// oneArgThenBlock reads `<directive> <arg> {` keeping the block open.
-func oneArgThenBlock(d *caddyfile.Dispenser, dst *string) error {
-	if !d.NextArg() {
-		return d.ArgErr()
-	}
-	*dst = d.Val()
-	if d.NextArg() {
-		return d.ArgErr()
-	}
-	return nil
+// oneArgThenBlock reads `<directive> <arg> {` keeping the block open;
+// want names the argument in errors.
+func oneArgThenBlock(d *caddyfile.Dispenser, dst *string, want string) error {
+	return argNamed(d, dst, want)
 }
 
 // parseRecipient reads `recipient <name> token <t>|sha256 <hex> [expires <t>]`.
@@ -163,11 +163,14 @@ func parseRecipient(d *caddyfile.Dispenser) (RecipientConfig, error) {
 	var rc RecipientConfig
 	args := d.RemainingArgs()
 	if len(args) != 3 && len(args) != 5 {
-		return rc, d.Err("recipient <name> token <token>|sha256 <hex> [expires <rfc3339>]")
+		return rc, argsErr(d, "recipient", "recipient <name> token <token>|sha256 <hex> [expires <rfc3339>]")
 	}
 	rc.Name = args[0]
 	switch args[1] {
 	case "token":
+		if err := emptyArgErr(d, "recipient", "the token", args[2]); err != nil {
+			return rc, err
+		}
 		if args[2] == "" {
 			return rc, d.Errf("recipient %s: empty token", rc.Name)
 		}
@@ -189,7 +192,7 @@ func parseRecipient(d *caddyfile.Dispenser) (RecipientConfig, error) {
 
 func parseSchema(d *caddyfile.Dispenser) (sharing.Schema, error) {
 	var sc sharing.Schema
-	if err := oneArgThenBlock(d, &sc.Name); err != nil {
+	if err := oneArgThenBlock(d, &sc.Name, "the schema's name (schema <name> { ... })"); err != nil {
 		return sc, err
 	}
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
@@ -198,12 +201,12 @@ func parseSchema(d *caddyfile.Dispenser) (sharing.Schema, error) {
 		switch key {
 		case "namespace":
 			if len(args) < 2 {
-				return sc, d.Err("namespace <catalog> <level>...")
+				return sc, argsErr(d, "namespace", "namespace <catalog> <level>...")
 			}
 			sc.Namespaces = append(sc.Namespaces, sharing.NamespaceRef{Catalog: args[0], Namespace: args[1:]})
 		case "table":
 			if len(args) < 4 {
-				return sc, d.Err("table <name> <catalog> <level>... <table>")
+				return sc, argsErr(d, "table", "table <name> <catalog> <level>... <table>")
 			}
 			n := len(args)
 			sc.Tables = append(sc.Tables, sharing.TableRef{Name: args[0], Catalog: args[1],
