@@ -147,6 +147,9 @@ func New(cfg Config, rdb redis.UniversalClient, log *zap.Logger) (*Cache, error)
 	}
 	c.l1 = l1
 	if rdb != nil {
+		// The invalidation channel first: on a Redis Cluster, go-redis
+		// subscribes on the master of the first channel's slot, which is
+		// where bus publishes.
 		c.sub = rdb.Subscribe(context.Background(), c.channel(), c.ackChannel(c.id))
 		// Wait (briefly) for both subscriptions: every later confirmation
 		// is a reconnection, after which L1 may hold what the bus missed.
@@ -347,7 +350,7 @@ func (c *Cache) usable() bool {
 func (c *Cache) probe() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if c.rdb.Ping(ctx).Err() != nil {
+	if c.eachMaster(ctx, func(ctx context.Context, node redis.Cmdable) error { return node.Ping(ctx).Err() }) != nil {
 		return
 	}
 	for {
@@ -465,13 +468,18 @@ func (c *Cache) dropL2(ctx context.Context, prefix string) error {
 	if prefix != "" && !strings.HasSuffix(prefix, "\x00") { // one table: one hash
 		return c.rdb.Del(ctx, c.hashKey(prefix)).Err()
 	}
-	iter := c.rdb.Scan(ctx, 0, escapeGlob(c.hashKey(prefix))+"*", 256).Iterator()
-	for iter.Next(ctx) {
-		if err := c.rdb.Del(ctx, iter.Val()).Err(); err != nil {
-			return err
+	match := escapeGlob(c.hashKey(prefix)) + "*"
+	return c.eachMaster(ctx, func(ctx context.Context, node redis.Cmdable) error {
+		iter := node.Scan(ctx, 0, match, 256).Iterator()
+		for iter.Next(ctx) {
+			// Through c.rdb, which finds the key's node even while its
+			// slot migrates; SCAN has no such routing.
+			if err := c.rdb.Del(ctx, iter.Val()).Err(); err != nil {
+				return err
+			}
 		}
-	}
-	return iter.Err()
+		return iter.Err()
+	})
 }
 
 // ackWait bounds how long an invalidation waits for the other replicas
@@ -496,7 +504,11 @@ func (c *Cache) publish(ctx context.Context, prefix string, wait bool) error {
 			c.acksMu.Unlock()
 		}()
 	}
-	n, err := c.rdb.Publish(ctx, c.channel(), c.id+"\x01"+msgID+"\x01"+prefix).Result()
+	bus, err := c.bus(ctx)
+	if err != nil {
+		return err
+	}
+	n, err := bus.Publish(ctx, c.channel(), c.id+"\x01"+msgID+"\x01"+prefix).Result()
 	if err != nil || !wait {
 		return err
 	}
@@ -557,7 +569,7 @@ func (c *Cache) listen() {
 					c.markDown(c.rdb.Del(context.Background(), c.hashKey(prefix)).Err())
 				}
 				if msgID != "" && c.usable() {
-					c.markDown(c.rdb.Publish(context.Background(), c.ackChannel(from), msgID).Err())
+					c.markDown(c.ack(from, msgID))
 				}
 			case *redis.Subscription:
 				if m.Kind == "subscribe" {

@@ -1,6 +1,7 @@
 // Package redistest gives tests a Redis: the real server at
 // LAKEGATE_TEST_REDIS (a redis:// URL; CI sets it), else an in-process
-// miniredis.
+// miniredis. Cluster and Sentinel start real Redis Clusters and
+// Sentinels for a test.
 package redistest
 
 import (
@@ -14,6 +15,8 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lakegate/lakegate/internal/redisurl"
 )
 
 var seq atomic.Int64
@@ -53,12 +56,13 @@ func Client(t testing.TB) redis.UniversalClient {
 	return ClientAt(t, URL(t))
 }
 
-// ClientAt returns a client for url, closed when the test ends.
+// ClientAt returns a client for url (any form lakegate takes: standalone,
+// redis+cluster://, redis+sentinel://), closed when the test ends.
 func ClientAt(t testing.TB, url string) redis.UniversalClient {
 	t.Helper()
-	opts, err := redis.ParseURL(url)
+	target, err := redisurl.Parse(url)
 	require.NoError(t, err)
-	c := redis.NewClient(opts)
+	c := target.NewClient()
 	require.NoError(t, c.Ping(context.Background()).Err())
 	t.Cleanup(func() { _ = c.Close() })
 	return c

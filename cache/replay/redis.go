@@ -13,6 +13,15 @@ import (
 // Redis is a Store shared by every gateway replica using the same Redis.
 // Claims are SET NX with a TTL; owner-conditional changes run as Lua
 // scripts so a replica can only touch the claim it holds.
+//
+// A record is one key, and every script reads and writes only KEYS[1]:
+// on a Redis Cluster each record lives on the node of its own key's slot
+// and needs no hash tag. Keep it so: a script that touches a second key
+// must tag both alike, or the cluster refuses it (CROSSSLOT). The key
+// names are unchanged from before clusters were supported, so replicas
+// of two versions share records during a rolling upgrade (renamed keys
+// would hide a claim from the other version, and a retried commit could
+// apply twice).
 type Redis struct {
 	client redis.UniversalClient
 	prefix string

@@ -33,11 +33,14 @@ type App struct {
 	// prefix-less /v1/namespaces/... path form (default: none; such
 	// requests are then a 400).
 	DefaultCatalog string `json:"default_catalog,omitempty"`
-	// Redis is the URL (redis:// or rediss://; a password may be a
-	// {env.X} or {file./path} placeholder) of the Redis that replicas
-	// share state through (Idempotency-Key replay, the LoadTable cache's
-	// L2 and invalidation bus, Delta staging). Default: empty, state stays
-	// in process memory.
+	// Redis is the URL of the Redis that replicas share state through
+	// (Idempotency-Key replay, the LoadTable cache's L2 and invalidation
+	// bus, Delta staging): redis:// or rediss:// for a standalone Redis,
+	// redis+cluster://host1:6379,host2:6379 for a Redis Cluster,
+	// redis+sentinel://host1:26379,host2:26379/<master-name>[/<db>] for a
+	// Sentinel-managed master (package internal/redisurl). A password may
+	// be a {env.X} or {file./path} placeholder. Default: empty, state
+	// stays in process memory.
 	Redis string `json:"redis,omitempty"`
 	// ReplayRedis, when set, holds Idempotency-Key records instead of
 	// Redis: a Redis with maxmemory-policy noeviction, so a record is never
@@ -150,6 +153,9 @@ func (a *App) Provision(ctx caddy.Context) error {
 		return fmt.Errorf("registering metrics: %w", err)
 	}
 	if err := a.resolveSecrets(); err != nil {
+		return err
+	}
+	if err := a.checkRedisURLs(); err != nil {
 		return err
 	}
 	g, err := newGuard(ctx, a.Identity, a.Policy, a.log)

@@ -21,7 +21,7 @@ func init() {
 //
 //	lakegate {
 //		default_catalog <name>
-//		redis <url>
+//		redis <url>          redis://, rediss://, redis+cluster://, redis+sentinel://
 //		replay_redis <url>
 //		cache { max_entries <n>; max_bytes <size> }
 //		identity { see parseIdentity }
@@ -72,8 +72,8 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 		case "redis", "replay_redis":
 			// An empty argument (an unset {$LAKEGATE_REDIS:}) keeps memory.
-			dst := &a.Redis
-			if d.Val() == "replay_redis" {
+			name, dst := d.Val(), &a.Redis
+			if name == "replay_redis" {
 				dst = &a.ReplayRedis
 			}
 			if d.CountRemainingArgs() > 1 {
@@ -81,6 +81,9 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 			if d.NextArg() {
 				*dst = d.Val()
+				if err := checkRedisURL(*dst); err != nil {
+					return d.Errf("%s: %v", name, err)
+				}
 			}
 		case "cache":
 			limits, err := parseCacheLimits(d)

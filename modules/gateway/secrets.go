@@ -50,12 +50,22 @@ func (s secrets) resolveIn(what string, field *string) error {
 }
 
 // resolveURL resolves a URL whose password, if it has one, is a
-// placeholder (redis://:{env.REDIS_PASSWORD}@host:6379/0); the whole URL
-// may be one placeholder too.
+// placeholder (redis://:{env.REDIS_PASSWORD}@host:6379/0), as is a
+// Sentinel URL's sentinel_password option; the whole URL may be one
+// placeholder too.
 func (s secrets) resolveURL(what, raw string) (string, error) {
 	if isPlaceholder(raw) {
 		return s.resolve(what, raw)
 	}
+	raw, err := s.resolveUserinfo(what, raw)
+	if err != nil {
+		return "", err
+	}
+	return s.resolveQuerySecret(what, raw, "sentinel_password")
+}
+
+// resolveUserinfo resolves the password of raw's userinfo.
+func (s secrets) resolveUserinfo(what, raw string) (string, error) {
 	scheme, rest, ok := strings.Cut(raw, "://")
 	if !ok {
 		return raw, nil
@@ -79,6 +89,27 @@ func (s secrets) resolveURL(what, raw string) (string, error) {
 		user = u
 	}
 	return scheme + "://" + url.UserPassword(user, v).String() + rest[at:], nil
+}
+
+// resolveQuerySecret resolves query option name of raw, if it is there.
+// The query starts at the first "?" after the userinfo.
+func (s secrets) resolveQuerySecret(what, raw, name string) (string, error) {
+	start := strings.LastIndex(raw, "@") + 1
+	i := strings.Index(raw[start:], "?")
+	if i < 0 {
+		return raw, nil
+	}
+	base, rawQuery := raw[:start+i], raw[start+i+1:]
+	q, err := url.ParseQuery(rawQuery)
+	if err != nil || !q.Has(name) {
+		return raw, nil // a bad query is the URL parser's to report
+	}
+	v, err := s.resolve(what+" "+name, q.Get(name))
+	if err != nil {
+		return "", err
+	}
+	q.Set(name, v)
+	return base + "?" + q.Encode(), nil
 }
 
 // credentialKey reports a property whose value is a credential and so

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/lakegate/lakegate/cache"
 	"github.com/lakegate/lakegate/cache/replay"
+	"github.com/lakegate/lakegate/internal/redisurl"
 )
 
 // sharedPool keeps state that must survive a config reload: Redis clients
@@ -31,23 +33,76 @@ func (p pooledReplay) Destruct() error { return p.Close() }
 // the key "redis|"+url when done.
 func redisClient(url string) (redis.UniversalClient, error) {
 	v, _, err := sharedPool.LoadOrNew("redis|"+url, func() (caddy.Destructor, error) {
-		opts, err := redis.ParseURL(url)
+		t, err := redisurl.Parse(url)
 		if err != nil {
 			return nil, fmt.Errorf("redis: %w", err)
 		}
-		// Fail fast when Redis is gone: the cache falls back to memory and
-		// keyed writes get 503, instead of every request waiting seconds
-		// through go-redis's default retries.
-		opts.MaxRetries = 1
-		opts.DialTimeout = 500 * time.Millisecond
-		opts.ReadTimeout = 500 * time.Millisecond
-		opts.WriteTimeout = 500 * time.Millisecond
-		return pooledRedis{redis.NewClient(opts)}, nil
+		failFast(t)
+		return pooledRedis{t.NewClient()}, nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	return v.(pooledRedis).UniversalClient, nil
+}
+
+// redisTimeout bounds each Redis dial, read and write.
+const redisTimeout = 500 * time.Millisecond
+
+// failFast tunes t so a Redis that is gone costs a request about a second,
+// not go-redis's default seconds of retries: the cache falls back to
+// memory and keyed writes get 503 instead of every request waiting.
+func failFast(t redisurl.Target) {
+	switch {
+	case t.Cluster != nil:
+		o := t.Cluster
+		o.DialTimeout, o.ReadTimeout, o.WriteTimeout = redisTimeout, redisTimeout, redisTimeout
+		// The cluster client is its own retry loop: it retries a failed
+		// command on the same node, then on another, and follows the
+		// MOVED/ASK redirects of a resharding or failover, MaxRedirects
+		// times in all. Retries inside each node's client would multiply
+		// that, so they are off (as go-redis defaults them for clusters);
+		// three redirects follow a slot moved mid-migration and bound a
+		// frozen master at ~2 s.
+		o.MaxRetries = -1
+		if o.MaxRedirects == 0 {
+			o.MaxRedirects = 3
+		}
+	case t.Failover != nil:
+		o := t.Failover
+		o.MaxRetries = 1
+		o.DialTimeout, o.ReadTimeout, o.WriteTimeout = redisTimeout, redisTimeout, redisTimeout
+	default:
+		o := t.Simple
+		o.MaxRetries = 1
+		o.DialTimeout, o.ReadTimeout, o.WriteTimeout = redisTimeout, redisTimeout, redisTimeout
+	}
+}
+
+// checkRedisURLs fails a config whose Redis URLs do not parse, before any
+// catalog needs them (a client is only opened for a catalog that uses
+// Redis, and a typo would otherwise show only then, or never).
+func (a *App) checkRedisURLs() error {
+	for _, f := range []struct{ what, url string }{{"redis", a.Redis}, {"replay_redis", a.ReplayRedis}} {
+		if f.url == "" {
+			continue
+		}
+		if _, err := redisurl.Parse(f.url); err != nil {
+			return fmt.Errorf("%s: %w", f.what, err)
+		}
+	}
+	return nil
+}
+
+// checkRedisURL checks a URL as the Caddyfile gives it: secrets are still
+// placeholders then, and a URL that is one placeholder as a whole is only
+// known at Provision.
+func checkRedisURL(url string) error {
+	if url == "" || isPlaceholder(url) {
+		return nil
+	}
+	_, err := redisurl.Parse(url)
+	return err
 }
 
 // replayStore returns the app's replay store: Redis when a Redis URL is
@@ -133,7 +188,29 @@ func (a *App) sharedCache() (*cache.Cache, error) {
 // evict keys with a TTL (every policy but noeviction does, once maxmemory
 // is reached). A Redis that refuses CONFIG (managed services often do)
 // reports false: nothing is known.
+//
+// On a Redis Cluster each master has its own policy, and records live on
+// every master: any evicting one is reported.
 func evictionPolicy(ctx context.Context, client redis.UniversalClient) (string, bool) {
+	cc, ok := client.(*redis.ClusterClient)
+	if !ok {
+		return nodeEvictionPolicy(ctx, client)
+	}
+	var mu sync.Mutex
+	policy, evicting := "", false
+	_ = cc.ForEachMaster(ctx, func(ctx context.Context, master *redis.Client) error {
+		p, ev := nodeEvictionPolicy(ctx, master)
+		mu.Lock()
+		defer mu.Unlock()
+		if ev || policy == "" {
+			policy, evicting = p, evicting || ev
+		}
+		return nil
+	})
+	return policy, evicting
+}
+
+func nodeEvictionPolicy(ctx context.Context, client redis.Cmdable) (string, bool) {
 	cfg, err := client.ConfigGet(ctx, "maxmemory-policy").Result()
 	if err != nil {
 		return "", false

@@ -13,8 +13,14 @@ import (
 )
 
 // RedisStore is the Store replicas share: staging tables as JSON under
-// staged:<id> with a location index, and update locks as SET NX keys
-// with a random token.
+// staged:<id> with a location index staged-at:<location>, and update
+// locks as SET NX keys with a random token.
+//
+// No command, script or transaction touches two keys, so it runs on a
+// Redis Cluster as is, with no hash tags: a staging table and its index
+// are looked up by id and by location alone, so no tag could be derived
+// from what both lookups know, short of one tag for every staging table
+// (one slot, one node, for all of them).
 type RedisStore struct {
 	rdb    redis.UniversalClient
 	prefix string
@@ -33,12 +39,13 @@ func (s *RedisStore) PutStaged(ctx context.Context, st Staged, ttl time.Duration
 	if err != nil {
 		return err
 	}
-	_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.Set(ctx, s.prefix+"staged:"+st.TableID, b, ttl)
-		p.Set(ctx, s.prefix+"staged-at:"+st.Location, st.TableID, ttl)
-		return nil
-	})
-	return err
+	// The record first, then its index: the index never names a record
+	// that was not written, and a failure between the two fails the
+	// stage (the client asks again) while the lone record expires.
+	if err := s.rdb.Set(ctx, s.prefix+"staged:"+st.TableID, b, ttl).Err(); err != nil {
+		return err
+	}
+	return s.rdb.Set(ctx, s.prefix+"staged-at:"+st.Location, st.TableID, ttl).Err()
 }
 
 func (s *RedisStore) StagedByID(ctx context.Context, id string) (*Staged, error) {
@@ -67,8 +74,13 @@ func (s *RedisStore) StagedByLocation(ctx context.Context, loc string) (*Staged,
 	return s.StagedByID(ctx, id)
 }
 
+// DeleteStaged drops the index first: a create at the location then no
+// longer finds the staging table, even if the record's delete fails.
 func (s *RedisStore) DeleteStaged(ctx context.Context, st Staged) error {
-	return s.rdb.Del(ctx, s.prefix+"staged:"+st.TableID, s.prefix+"staged-at:"+st.Location).Err()
+	if err := s.rdb.Del(ctx, s.prefix+"staged-at:"+st.Location).Err(); err != nil {
+		return err
+	}
+	return s.rdb.Del(ctx, s.prefix+"staged:"+st.TableID).Err()
 }
 
 // unlockScript deletes the lock only if this holder still owns it.
