@@ -338,11 +338,17 @@ func (b *Remote) roundTrip(req *http.Request, op string, body []byte) (*http.Res
 	if resp != nil {
 		status = resp.StatusCode
 	}
-	telemetry.ObserveBackend(b.name, op, status, time.Since(start))
-	b.noteOutcome(req.Context(), op, status, err)
+	var open *breakerOpenError
+	if !errors.As(err, &open) { // failed fast: nothing went to the backend
+		telemetry.ObserveBackend(b.name, op, status, time.Since(start))
+		b.noteFailure(op, status, err)
+	}
+	why := ""
 	if err != nil {
+		why = err.Error() // net/http leaves passwords out of URLs in its errors
 		span.RecordError(err)
 	}
+	telemetry.From(req.Context()).SetBackend(status, why)
 	telemetry.EndStatus(span, status)
 	return resp, data, err
 }
@@ -379,19 +385,17 @@ func (b *Remote) breakerCall(req *http.Request, op string, body []byte) (*http.R
 	return res.resp, res.body, err
 }
 
-// noteOutcome puts a call's outcome in the request's record and keeps the
-// last failure (no answer, or a 5xx) for the status page.
-func (b *Remote) noteOutcome(ctx context.Context, op string, status int, err error) {
-	why := ""
-	if err != nil {
-		why = err.Error() // net/http leaves passwords out of URLs in its errors
-	}
-	telemetry.From(ctx).SetBackend(status, why)
-	if err == nil && status < 500 {
-		return
-	}
-	if err == nil {
+// noteFailure keeps a call's failure (no answer, or a 5xx) for the
+// status page.
+func (b *Remote) noteFailure(op string, status int, err error) {
+	var why string
+	switch {
+	case err != nil:
+		why = err.Error()
+	case status >= 500:
 		why = fmt.Sprintf("answered %d %s", status, http.StatusText(status))
+	default:
+		return
 	}
 	b.lastErr.Store(&BackendError{At: time.Now().UTC(), Operation: op, Status: status, Message: why})
 }

@@ -454,3 +454,46 @@ func TestRootCaddyfileUnknownPathIs404(t *testing.T) {
 	status, body = do(t, http.MethodGet, base+"/api/2.1/unity-catalog/delta/v1/config?catalog=local&protocol-versions=1.0", "", "", nil)
 	assert.Equal(t, http.StatusOK, status, "%s", body)
 }
+
+// The root Caddyfile writes an access log by default: JSON on stderr, the
+// logger that carries lakegate's record (TestTelemetryCountsWhatHappened
+// checks what a line holds).
+func TestRootCaddyfileLogsEachRequest(t *testing.T) {
+	_, _, cfg := rootCaddyfile(t)
+	var doc struct {
+		Logging struct {
+			Logs map[string]struct {
+				Writer  map[string]any `json:"writer"`
+				Encoder map[string]any `json:"encoder"`
+				Include []string       `json:"include"`
+			} `json:"logs"`
+		} `json:"logging"`
+		Apps struct {
+			HTTP struct {
+				Servers map[string]struct {
+					Logs *struct {
+						LoggerNames map[string]any `json:"logger_names"`
+					} `json:"logs"`
+				} `json:"servers"`
+			} `json:"http"`
+		} `json:"apps"`
+	}
+	require.NoError(t, json.Unmarshal(cfg, &doc))
+	var servers int
+	for name, srv := range doc.Apps.HTTP.Servers {
+		require.NotNil(t, srv.Logs, "server %s logs its requests", name)
+		servers++
+	}
+	require.Equal(t, 1, servers)
+	var access int
+	for _, l := range doc.Logging.Logs {
+		for _, inc := range l.Include {
+			if strings.HasPrefix(inc, "http.log.access") {
+				access++
+				assert.Equal(t, "json", l.Encoder["format"])
+				assert.Equal(t, "stderr", l.Writer["output"])
+			}
+		}
+	}
+	assert.Equal(t, 1, access, "one access logger: %s", cfg)
+}

@@ -61,7 +61,13 @@ func lakegateBinary(t *testing.T) string {
 func replica(t *testing.T, app map[string]any) string {
 	t.Helper()
 	addr := freeAddr(t)
-	cfg := caddyJSON(t, addr, app)
+	return runReplica(t, addr, caddyJSON(t, addr, app))
+}
+
+// runReplica runs one lakegate process on cfg and returns its base URL
+// once it listens on addr.
+func runReplica(t *testing.T, addr string, cfg []byte) string {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "config.json")
 	require.NoError(t, os.WriteFile(path, cfg, 0o600))
 	cmd := exec.Command(lakegateBinary(t), "run", "--config", path)
