@@ -20,6 +20,10 @@ func init() {
 //	GET  /lakegate/cache/stats   cache, replay and policy counters
 //	POST /lakegate/cache/purge   {"catalog": c, "namespace": [...], "table": t}
 //	                             (table, namespace, or whole catalog)
+//	GET  /lakegate/health/live   liveness (status.go)
+//	GET  /lakegate/health/ready  readiness of every catalog's backend
+//	GET  /lakegate/status        status JSON
+//	GET  /lakegate/              status page; anything else under it is a 404
 type adminAPI struct{}
 
 // CaddyModule returns the Caddy module information.
@@ -32,6 +36,11 @@ func (adminAPI) Routes() []caddy.AdminRoute {
 	return []caddy.AdminRoute{
 		{Pattern: "/lakegate/cache/stats", Handler: caddy.AdminHandlerFunc(handleStats)},
 		{Pattern: "/lakegate/cache/purge", Handler: caddy.AdminHandlerFunc(handlePurge)},
+		{Pattern: "/lakegate/health/live", Handler: caddy.AdminHandlerFunc(handleLive)},
+		{Pattern: "/lakegate/health/ready", Handler: caddy.AdminHandlerFunc(handleReady)},
+		{Pattern: "/lakegate/status", Handler: caddy.AdminHandlerFunc(handleStatus)},
+		// The subtree: the page at /lakegate/ itself, 404 for the rest.
+		{Pattern: "/lakegate/", Handler: caddy.AdminHandlerFunc(handlePage)},
 	}
 }
 

@@ -1,0 +1,539 @@
+package gateway_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	lakegate "github.com/lakegate/lakegate/modules/gateway"
+	"github.com/lakegate/lakegate/upstream/embedded"
+	"github.com/lakegate/lakegate/upstream/embedded/embeddedtest"
+)
+
+// These tests keep to ports of their own, admin 18401-18420 and HTTP
+// 18421-18440: other suites run alongside on other ports.
+const (
+	statusAdminLow, statusAdminHigh = 18401, 18420
+	statusHTTPLow, statusHTTPHigh   = 18421, 18440
+)
+
+// statusPort returns 127.0.0.1 with the first free port in [lo, hi]. A
+// port the previous test's Caddy is still letting go of is skipped.
+func statusPort(t *testing.T, lo, hi int) string {
+	t.Helper()
+	for p := lo; p <= hi; p++ {
+		addr := fmt.Sprintf("127.0.0.1:%d", p)
+		if l, err := net.Listen("tcp", addr); err == nil {
+			require.NoError(t, l.Close())
+			return addr
+		}
+	}
+	t.Fatalf("no free port in %d-%d", lo, hi)
+	return ""
+}
+
+// statusGateway starts Caddy with its admin endpoint and, when app is not
+// nil, lakegate with app on an HTTP port that also proxies GETs of
+// /lakegate/* to the admin endpoint (what a browser needs, see
+// browserRoute). It returns the HTTP and admin base URLs.
+func statusGateway(t *testing.T, app map[string]any) (string, string) {
+	t.Helper()
+	addr, admin := statusPort(t, statusHTTPLow, statusHTTPHigh), statusPort(t, statusAdminLow, statusAdminHigh)
+	cfg := map[string]any{
+		"admin":   map[string]any{"listen": admin, "config": map[string]any{"persist": false}},
+		"logging": map[string]any{"logs": map[string]any{"default": map[string]any{"level": "ERROR"}}},
+	}
+	if app != nil {
+		cfg["apps"] = map[string]any{
+			"lakegate": app,
+			"http": map[string]any{"servers": map[string]any{"lakegate": map[string]any{
+				"listen":          []string{addr},
+				"routes":          []any{browserRoute(admin), map[string]any{"handle": []any{map[string]any{"handler": "lakegate_iceberg"}}}},
+				"automatic_https": map[string]any{"disable": true},
+			}}},
+		}
+	}
+	raw, err := json.Marshal(cfg)
+	require.NoError(t, err)
+	startCaddy(t, raw)
+	return "http://" + addr, "http://" + admin
+}
+
+// browserRoute proxies read-only requests for /lakegate/* to the admin
+// endpoint, as an operator would to see the page in a browser: Caddy's
+// admin endpoint refuses a browser's navigation (it sends Sec-Fetch-Mode
+// without an Origin), so the proxy presents itself as a local client.
+func browserRoute(admin string) map[string]any {
+	return map[string]any{
+		// The host matcher keeps a DNS-rebound name from reading it.
+		"match": []any{map[string]any{"method": []string{"GET", "HEAD"}, "path": []string{"/lakegate/*"},
+			"host": []string{"localhost", "127.0.0.1", "::1"}}},
+		"handle": []any{map[string]any{
+			"handler":   "reverse_proxy",
+			"upstreams": []any{map[string]any{"dial": admin}},
+			"headers": map[string]any{"request": map[string]any{
+				"set":    map[string]any{"Host": []string{"{http.reverse_proxy.upstream.hostport}"}},
+				"delete": []string{"Origin", "Referer", "Sec-Fetch-*"},
+			}},
+		}},
+		"terminal": true,
+	}
+}
+
+// fetch GETs url, waiting for the listener if it is not up yet.
+func fetch(t *testing.T, method, url string) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, nil)
+	require.NoError(t, err)
+	var resp *http.Response
+	for i := 0; i < 100; i++ {
+		if resp, err = http.DefaultClient.Do(req); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, body
+}
+
+type readyDoc struct {
+	Status   string `json:"status"`
+	Reason   string `json:"reason"`
+	Catalogs []struct {
+		Name    string `json:"name"`
+		Ready   bool   `json:"ready"`
+		Breaker string `json:"breaker"`
+		Probe   string `json:"probe"`
+		Reason  string `json:"reason"`
+	} `json:"catalogs"`
+}
+
+func ready(t *testing.T, admin string) (int, readyDoc) {
+	t.Helper()
+	status, body := fetch(t, http.MethodGet, admin+"/lakegate/health/ready")
+	var doc readyDoc
+	require.NoError(t, json.Unmarshal(body, &doc), string(body))
+	return status, doc
+}
+
+type statusDoc struct {
+	Version        string     `json:"version"`
+	VersionLine    string     `json:"version_line"`
+	StartedAt      time.Time  `json:"started_at"`
+	ConfigLoadedAt *time.Time `json:"config_loaded_at"`
+	Catalogs       []struct {
+		Name      string `json:"name"`
+		Kind      string `json:"kind"`
+		URL       string `json:"url"`
+		Breaker   string `json:"breaker"`
+		LastError *struct {
+			At        time.Time `json:"at"`
+			Operation string    `json:"operation"`
+			Message   string    `json:"message"`
+		} `json:"last_error"`
+		Cache       bool `json:"cache"`
+		Idempotency bool `json:"idempotency"`
+		Replay      *struct {
+			Replays int64 `json:"replays"`
+		} `json:"replay"`
+	} `json:"catalogs"`
+	Cache *struct {
+		L1Hits   int64    `json:"l1_hits"`
+		Misses   int64    `json:"misses"`
+		HitRatio *float64 `json:"hit_ratio"`
+	} `json:"cache"`
+	Redis struct {
+		Configured bool     `json:"configured"`
+		Kind       string   `json:"kind"`
+		Hosts      []string `json:"hosts"`
+		InUse      bool     `json:"in_use"`
+		Reachable  *bool    `json:"reachable"`
+		Error      string   `json:"error"`
+	} `json:"redis"`
+}
+
+// statusOf reads /lakegate/status; raw is the body as sent.
+func statusOf(t *testing.T, admin string) (doc statusDoc, raw string) {
+	t.Helper()
+	status, body := fetch(t, http.MethodGet, admin+"/lakegate/status")
+	require.Equal(t, http.StatusOK, status, string(body))
+	require.NoError(t, json.Unmarshal(body, &doc), string(body))
+	return doc, string(body)
+}
+
+func page(t *testing.T, admin string) string {
+	t.Helper()
+	status, body := fetch(t, http.MethodGet, admin+"/lakegate/")
+	require.Equal(t, http.StatusOK, status, string(body))
+	return string(body)
+}
+
+// catalogIn finds the catalog named name in a status document.
+func catalogIn(t *testing.T, doc statusDoc, name string) int {
+	t.Helper()
+	for i, c := range doc.Catalogs {
+		if c.Name == name {
+			return i
+		}
+	}
+	t.Fatalf("catalog %q not in the status", name)
+	return -1
+}
+
+func embeddedCatalog(t *testing.T, name string) map[string]any {
+	dir := t.TempDir()
+	return map[string]any{"name": name, "embedded": map[string]any{
+		"dsn": filepath.Join(dir, "catalog.db"), "warehouse": filepath.Join(dir, "warehouse")}}
+}
+
+// Liveness needs no lakegate app; readiness does.
+func TestStatusLiveWithoutLakegate(t *testing.T) {
+	_, admin := statusGateway(t, nil)
+	status, body := fetch(t, http.MethodGet, admin+"/lakegate/health/live")
+	assert.Equal(t, http.StatusOK, status)
+	assert.JSONEq(t, `{"status":"ok"}`, string(body))
+
+	status, doc := ready(t, admin)
+	assert.Equal(t, http.StatusServiceUnavailable, status)
+	assert.Equal(t, "not ready", doc.Status)
+	assert.Contains(t, doc.Reason, "not configured")
+
+	status, _ = fetch(t, http.MethodGet, admin+"/lakegate/status")
+	assert.Equal(t, http.StatusNotFound, status)
+}
+
+// The whole life of a remote catalog as health and status tell it:
+// ready while its breaker is closed; its cache and replay counters; not
+// ready once its backend is gone and the breaker open, with the last
+// error shown; ready again as soon as a probe reaches it, before the
+// breaker closes. No secret ever shows.
+func TestStatusHealthReadyAndStatus(t *testing.T) {
+	const token, urlPassword, redisPassword = "tok-s3cr3t-9f2e", "url-s3cr3t-77ab", "redis-s3cr3t-41cd"
+	secretsShown := []string{token, urlPassword, redisPassword}
+	t.Setenv("LG_STATUS_TOKEN", token)
+	t.Setenv("LG_STATUS_REDIS_PASSWORD", redisPassword)
+	m := miniredis.RunT(t)
+	m.RequireAuth(redisPassword)
+
+	cat, err := embedded.Open(context.Background(), embeddedtest.Config(t, embedded.SQLite), nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cat.Close() })
+	backend := &restartable{t: t, addr: "127.0.0.1:0", h: cat}
+	backend.start()
+	t.Cleanup(backend.stop)
+
+	lake := remote("lake", "http://ops:"+urlPassword+"@"+backend.addr, map[string]any{
+		"auth": map[string]any{"mode": "bearer", "token": "{env.LG_STATUS_TOKEN}"},
+		// Two failures open it, and it stays open for the test: only a
+		// probe can say the backend is back.
+		"breaker": map[string]any{"failures": 2, "timeout": int64(time.Hour)},
+	})
+	lake["cache"] = map[string]any{"max_age": int64(time.Hour)}
+	lake["idempotency"] = map[string]any{}
+	base, admin := statusGateway(t, map[string]any{
+		"redis":    "redis://:{env.LG_STATUS_REDIS_PASSWORD}@" + m.Addr() + "/0",
+		"catalogs": []any{embeddedCatalog(t, "emb"), lake},
+	})
+	noSecrets := func(what, body string) {
+		t.Helper()
+		for _, s := range secretsShown {
+			assert.NotContains(t, body, s, "%s shows a secret", what)
+		}
+	}
+
+	status, body := fetch(t, http.MethodGet, admin+"/lakegate/health/live")
+	assert.Equal(t, http.StatusOK, status)
+	assert.JSONEq(t, `{"status":"ok"}`, string(body))
+	status, rd := ready(t, admin)
+	require.Equal(t, http.StatusOK, status, "%+v", rd)
+	require.Len(t, rd.Catalogs, 2)
+	for _, c := range rd.Catalogs {
+		assert.True(t, c.Ready, c.Name)
+		assert.Equal(t, "closed", c.Breaker, c.Name)
+		assert.Empty(t, c.Probe, "a closed breaker needs no probe")
+	}
+
+	// three loads: a miss, then two hits; a keyed commit sent twice is
+	// replayed once
+	lakeURL := base + "/v1/lake"
+	seedTables(t, lakeURL, "ns", "t")
+	assert.Equal(t, "miss", getTable(t, lakeURL+"/namespaces/ns/tables/t").how())
+	assert.Equal(t, "hit-l1", getTable(t, lakeURL+"/namespaces/ns/tables/t").how())
+	assert.Equal(t, "hit-l1", getTable(t, lakeURL+"/namespaces/ns/tables/t").how())
+	key := uuid.Must(uuid.NewV7()).String()
+	commit := `{"requirements":[],"updates":[{"action":"set-properties","updates":{"owner":"status"}}]}`
+	for range 2 {
+		code, out, _ := post(t, lakeURL+"/namespaces/ns/tables/t", key, commit)
+		require.Equal(t, http.StatusOK, code, out)
+	}
+
+	doc, raw := statusOf(t, admin)
+	noSecrets("/lakegate/status", raw)
+	assert.Equal(t, lakegate.Version(), doc.Version)
+	assert.Equal(t, lakegate.VersionLine(), doc.VersionLine)
+	assert.False(t, doc.StartedAt.IsZero())
+	require.NotNil(t, doc.ConfigLoadedAt)
+	assert.WithinDuration(t, time.Now(), *doc.ConfigLoadedAt, time.Minute)
+	emb, lk := doc.Catalogs[catalogIn(t, doc, "emb")], doc.Catalogs[catalogIn(t, doc, "lake")]
+	assert.Equal(t, "embedded", emb.Kind)
+	assert.Equal(t, "closed", emb.Breaker)
+	assert.False(t, emb.Cache)
+	assert.Equal(t, "remote", lk.Kind)
+	assert.Equal(t, "http://"+backend.addr, lk.URL, "no user info")
+	assert.Equal(t, "closed", lk.Breaker)
+	assert.Nil(t, lk.LastError)
+	assert.True(t, lk.Cache)
+	assert.True(t, lk.Idempotency)
+	require.NotNil(t, lk.Replay)
+	assert.Equal(t, int64(1), lk.Replay.Replays)
+	require.NotNil(t, doc.Cache)
+	// The commit evicted the table; nothing loaded it since.
+	assert.Equal(t, int64(1), doc.Cache.Misses)
+	assert.Equal(t, int64(2), doc.Cache.L1Hits)
+	require.NotNil(t, doc.Cache.HitRatio)
+	assert.InDelta(t, 2.0/3, *doc.Cache.HitRatio, 1e-9)
+	assert.True(t, doc.Redis.Configured)
+	assert.Equal(t, "standalone", doc.Redis.Kind)
+	assert.Equal(t, []string{m.Addr()}, doc.Redis.Hosts)
+	assert.True(t, doc.Redis.InUse)
+	require.NotNil(t, doc.Redis.Reachable)
+	assert.True(t, *doc.Redis.Reachable, doc.Redis.Error)
+	html := page(t, admin)
+	noSecrets("the page", html)
+	assert.Contains(t, html, "66.7%")
+
+	// the backend goes; failing requests open the breaker
+	backend.stop()
+	require.Eventually(t, func() bool {
+		return strings.Contains(hit(lakeURL+"/namespaces").message, "circuit breaker open")
+	}, 10*time.Second, 10*time.Millisecond, "the breaker opens")
+	status, rd = ready(t, admin)
+	assert.Equal(t, http.StatusServiceUnavailable, status)
+	assert.Equal(t, "not ready", rd.Status)
+	for _, c := range rd.Catalogs {
+		switch c.Name {
+		case "emb":
+			assert.True(t, c.Ready)
+		case "lake":
+			assert.False(t, c.Ready)
+			assert.Equal(t, "open", c.Breaker)
+			assert.Equal(t, "failed", c.Probe)
+			assert.Contains(t, c.Reason, "probe failed")
+		}
+	}
+	_, readyBody := fetch(t, http.MethodGet, admin+"/lakegate/health/ready")
+	noSecrets("/lakegate/health/ready", string(readyBody))
+
+	doc, raw = statusOf(t, admin)
+	noSecrets("/lakegate/status", raw)
+	lk = doc.Catalogs[catalogIn(t, doc, "lake")]
+	assert.Equal(t, "open", lk.Breaker)
+	require.NotNil(t, lk.LastError)
+	assert.NotEmpty(t, lk.LastError.Operation)
+	assert.NotEmpty(t, lk.LastError.Message)
+	assert.WithinDuration(t, time.Now(), lk.LastError.At, time.Minute)
+	html = page(t, admin)
+	noSecrets("the page", html)
+	assert.Regexp(t, `class="state open">open<`, html)
+
+	// the backend is back: the breaker is still open (an hour), but a
+	// probe reaches the backend
+	backend.start()
+	status, rd = ready(t, admin)
+	assert.Equal(t, http.StatusOK, status, "%+v", rd)
+	for _, c := range rd.Catalogs {
+		if c.Name == "lake" {
+			assert.Equal(t, "open", c.Breaker)
+			assert.Equal(t, "ok", c.Probe)
+		}
+	}
+
+	// Redis goes: reachable no, and its error names no password
+	m.Close()
+	doc, raw = statusOf(t, admin)
+	noSecrets("/lakegate/status", raw)
+	require.NotNil(t, doc.Redis.Reachable)
+	assert.False(t, *doc.Redis.Reachable)
+	assert.NotEmpty(t, doc.Redis.Error)
+	noSecrets("the page", page(t, admin))
+}
+
+// The admin routes under /lakegate/: the old ones still answer, unknown
+// paths are 404 rather than the page, and the new ones only read.
+func TestStatusRoutes(t *testing.T) {
+	_, admin := statusGateway(t, map[string]any{"catalogs": []any{embeddedCatalog(t, "emb")}})
+	for path, want := range map[string]int{
+		"/lakegate/":               http.StatusOK,
+		"/lakegate/status":         http.StatusOK,
+		"/lakegate/health/live":    http.StatusOK,
+		"/lakegate/health/ready":   http.StatusOK,
+		"/lakegate/cache/stats":    http.StatusOK,
+		"/lakegate/xyz":            http.StatusNotFound,
+		"/lakegate/health/":        http.StatusNotFound,
+		"/lakegate/health/startup": http.StatusNotFound,
+		"/lakegate/status/x":       http.StatusNotFound,
+	} {
+		status, body := fetch(t, http.MethodGet, admin+path)
+		assert.Equal(t, want, status, "%s: %s", path, body)
+	}
+	status, _ := fetch(t, http.MethodPost, admin+"/lakegate/status")
+	assert.Equal(t, http.StatusMethodNotAllowed, status)
+	status, _ = fetch(t, http.MethodHead, admin+"/lakegate/health/live")
+	assert.Equal(t, http.StatusOK, status)
+	status, _ = fetch(t, http.MethodGet, admin+"/lakegate/cache/purge")
+	assert.Equal(t, http.StatusMethodNotAllowed, status, "purge still only takes POST")
+}
+
+// serveJunk is a backend that answers every request with an HTML script
+// and the request's Authorization header, where a status line should be:
+// what a broken or hostile backend can put into an error message.
+func serveJunk(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go answerJunk(c)
+		}
+	}()
+	return "http://" + l.Addr().String()
+}
+
+func answerJunk(c net.Conn) {
+	defer c.Close()
+	req, err := http.ReadRequest(bufio.NewReader(c))
+	if err != nil {
+		return
+	}
+	// No space: net/http then quotes the whole line in its error.
+	fmt.Fprintf(c, "<script>alert('lakegate')</script>%s\r\n\r\n", strings.ReplaceAll(req.Header.Get("Authorization"), " ", "="))
+}
+
+// A backend's error message reaches the status as it was, scrubbed of the
+// credential it echoed, and the page escapes it.
+func TestStatusPageEscapesBackendErrors(t *testing.T) {
+	const token = "tok-junk-s3cr3t-5e1a"
+	t.Setenv("LG_STATUS_JUNK_TOKEN", token)
+	base, admin := statusGateway(t, map[string]any{"catalogs": []any{
+		remote("junk", serveJunk(t), map[string]any{"auth": map[string]any{"mode": "bearer", "token": "{env.LG_STATUS_JUNK_TOKEN}"}}),
+	}})
+	assert.GreaterOrEqual(t, hit(base+"/v1/junk/namespaces").status, 500)
+
+	doc, raw := statusOf(t, admin)
+	assert.NotContains(t, raw, token)
+	junk := doc.Catalogs[catalogIn(t, doc, "junk")]
+	require.NotNil(t, junk.LastError)
+	assert.Contains(t, junk.LastError.Message, "<script>alert('lakegate')</script>")
+	assert.Contains(t, junk.LastError.Message, "Bearer=[redacted]")
+
+	html := page(t, admin)
+	assert.NotContains(t, html, token)
+	assert.NotContains(t, html, "<script")
+	assert.Contains(t, html, "&lt;script&gt;alert(&#39;lakegate&#39;)&lt;/script&gt;")
+}
+
+// chromiumPath is the headless browser, or a skip (a failure when
+// LAKEGATE_TEST_CHROMIUM says this run has one).
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	bin, err := exec.LookPath("chromium")
+	if err != nil {
+		if os.Getenv("LAKEGATE_TEST_CHROMIUM") != "" {
+			t.Fatal("chromium is not installed, but LAKEGATE_TEST_CHROMIUM says this run has it")
+		}
+		t.Skip("chromium is not installed (.ci/run installs it)")
+	}
+	return bin
+}
+
+// runChromium runs headless Chromium with its own profile; a generous
+// deadline stops a hung browser, the test asserts no time.
+func runChromium(t *testing.T, bin string, args ...string) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	all := append([]string{"--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+		"--no-first-run", "--user-data-dir=" + t.TempDir()}, args...)
+	cmd := exec.CommandContext(ctx, bin, all...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "chromium: %s", stderr.String())
+	return out
+}
+
+// The page as an operator's browser renders it: every catalog with its
+// breaker state, the cache hit ratio and the version, and a screenshot.
+func TestStatusPageInChromium(t *testing.T) {
+	bin := chromiumPath(t)
+	b := serveCounting(t, nil)
+	seedTables(t, b.prefixURL(), "ns", "t")
+	lake := remote("lake", b.url, nil)
+	lake["cache"] = map[string]any{"max_age": int64(time.Hour)}
+	gone := remote("gone", "http://"+freeAddr(t), map[string]any{
+		"breaker": map[string]any{"failures": 1, "timeout": int64(time.Hour)}})
+	base, admin := statusGateway(t, map[string]any{"catalogs": []any{embeddedCatalog(t, "emb"), lake, gone}})
+	for range 4 {
+		require.Equal(t, http.StatusOK, getTable(t, base+"/v1/lake/namespaces/ns/tables/t").status)
+	}
+	require.Eventually(t, func() bool {
+		return strings.Contains(hit(base+"/v1/gone/namespaces").message, "circuit breaker open")
+	}, 10*time.Second, 10*time.Millisecond)
+	doc, _ := statusOf(t, admin)
+	require.NotNil(t, doc.Cache)
+	ratio := fmt.Sprintf("%.1f%%", *doc.Cache.HitRatio*100)
+
+	// Through the proxy route: Caddy's admin endpoint itself turns a
+	// browser's navigation away (see browserRoute).
+	dom := string(runChromium(t, bin, "--dump-dom", base+"/lakegate/"))
+	require.Contains(t, dom, "lakegate status", dom)
+	rows := regexp.MustCompile(`(?s)<tr class="catalog">.*?</tr>`).FindAllString(dom, -1)
+	want := map[string]string{"emb": "closed", "lake": "closed", "gone": "open"}
+	require.Len(t, rows, len(want), dom)
+	for name, state := range want {
+		found := false
+		for _, row := range rows {
+			if strings.Contains(row, `<td class="name">`+name+`</td>`) {
+				found = true
+				assert.Contains(t, row, `>`+state+`</span>`, "catalog %s", name)
+			}
+		}
+		assert.True(t, found, "catalog %s is on the page", name)
+	}
+	assert.Contains(t, dom, `<td class="num" id="hit-ratio">`+ratio+`</td>`)
+	assert.Equal(t, "75.0%", ratio, "one miss, three hits")
+	assert.Contains(t, dom, lakegate.Version())
+	assert.NotContains(t, dom, "<script")
+
+	shot := filepath.Join(t.TempDir(), "status.png")
+	runChromium(t, bin, "--screenshot="+shot, "--window-size=1280,900", base+"/lakegate/")
+	png, err := os.ReadFile(shot)
+	require.NoError(t, err)
+	assert.Greater(t, len(png), 1000)
+	assert.True(t, bytes.HasPrefix(png, []byte("\x89PNG\r\n\x1a\n")), "a PNG")
+}
