@@ -50,9 +50,9 @@ func statusPort(t *testing.T, lo, hi int) string {
 }
 
 // statusGateway starts Caddy with its admin endpoint and, when app is not
-// nil, lakegate with app on an HTTP port that also proxies GETs of
-// /lakegate/* to the admin endpoint (what a browser needs, see
-// browserRoute). It returns the HTTP and admin base URLs.
+// nil, lakegate with app on an HTTP port that also serves the status
+// paths (lakegate_status, what a browser needs). It returns the HTTP and
+// admin base URLs.
 func statusGateway(t *testing.T, app map[string]any) (string, string) {
 	t.Helper()
 	addr, admin := statusPort(t, statusHTTPLow, statusHTTPHigh), statusPort(t, statusAdminLow, statusAdminHigh)
@@ -65,7 +65,8 @@ func statusGateway(t *testing.T, app map[string]any) (string, string) {
 			"lakegate": app,
 			"http": map[string]any{"servers": map[string]any{"lakegate": map[string]any{
 				"listen":          []string{addr},
-				"routes":          []any{browserRoute(admin), map[string]any{"handle": []any{map[string]any{"handler": "lakegate_iceberg"}}}},
+				"routes": []any{map[string]any{"handle": []any{
+					map[string]any{"handler": "lakegate_status"}, map[string]any{"handler": "lakegate_iceberg"}}}},
 				"automatic_https": map[string]any{"disable": true},
 			}}},
 		}
@@ -74,27 +75,6 @@ func statusGateway(t *testing.T, app map[string]any) (string, string) {
 	require.NoError(t, err)
 	startCaddy(t, raw)
 	return "http://" + addr, "http://" + admin
-}
-
-// browserRoute proxies read-only requests for /lakegate/* to the admin
-// endpoint, as an operator would to see the page in a browser: Caddy's
-// admin endpoint refuses a browser's navigation (it sends Sec-Fetch-Mode
-// without an Origin), so the proxy presents itself as a local client.
-func browserRoute(admin string) map[string]any {
-	return map[string]any{
-		// The host matcher keeps a DNS-rebound name from reading it.
-		"match": []any{map[string]any{"method": []string{"GET", "HEAD"}, "path": []string{"/lakegate/*"},
-			"host": []string{"localhost", "127.0.0.1", "::1"}}},
-		"handle": []any{map[string]any{
-			"handler":   "reverse_proxy",
-			"upstreams": []any{map[string]any{"dial": admin}},
-			"headers": map[string]any{"request": map[string]any{
-				"set":    map[string]any{"Host": []string{"{http.reverse_proxy.upstream.hostport}"}},
-				"delete": []string{"Origin", "Referer", "Sec-Fetch-*"},
-			}},
-		}},
-		"terminal": true,
-	}
 }
 
 // fetch GETs url, waiting for the listener if it is not up yet.
@@ -508,8 +488,8 @@ func TestStatusPageInChromium(t *testing.T) {
 	require.NotNil(t, doc.Cache)
 	ratio := fmt.Sprintf("%.1f%%", *doc.Cache.HitRatio*100)
 
-	// Through the proxy route: Caddy's admin endpoint itself turns a
-	// browser's navigation away (see browserRoute).
+	// Through lakegate_status on the HTTP site: Caddy's admin endpoint
+	// itself turns a browser's navigation away (TestStatusHandler).
 	dom := string(runChromium(t, bin, "--dump-dom", base+"/lakegate/"))
 	require.Contains(t, dom, "lakegate status", dom)
 	rows := regexp.MustCompile(`(?s)<tr class="catalog">.*?</tr>`).FindAllString(dom, -1)
@@ -536,4 +516,48 @@ func TestStatusPageInChromium(t *testing.T) {
 	require.NoError(t, err)
 	assert.Greater(t, len(png), 1000)
 	assert.True(t, bytes.HasPrefix(png, []byte("\x89PNG\r\n\x1a\n")), "a PNG")
+}
+
+// A browser's navigation (Sec-Fetch-Mode, no Origin) is refused by Caddy's
+// admin endpoint and served by lakegate_status on the gateway's site, for
+// loopback host names only; other paths pass on to the next handler.
+func TestStatusHandler(t *testing.T) {
+	base, admin := statusGateway(t, map[string]any{"catalogs": []any{embeddedCatalog(t, "emb")}})
+	navigate := func(url, host string) (int, string) {
+		req, err := http.NewRequest(http.MethodGet, url, nil)
+		require.NoError(t, err)
+		req.Header.Set("Sec-Fetch-Mode", "navigate")
+		req.Header.Set("Sec-Fetch-Dest", "document")
+		if host != "" {
+			req.Host = host
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, string(body)
+	}
+	status, _ := navigate(admin+"/lakegate/", "")
+	assert.Equal(t, http.StatusForbidden, status, "Caddy's admin endpoint turns browsers away")
+
+	port := base[strings.LastIndex(base, ":")+1:]
+	for _, host := range []string{"", "localhost:" + port, "[::1]:" + port} {
+		status, body := navigate(base+"/lakegate/", host)
+		assert.Equal(t, http.StatusOK, status, host)
+		assert.Contains(t, body, "lakegate status", host)
+	}
+	status, body := navigate(base+"/lakegate/", "rebound.example.com:"+port)
+	assert.Equal(t, http.StatusForbidden, status)
+	assert.JSONEq(t, `{"error":"host not allowed: rebound.example.com:`+port+`"}`, body)
+	status, body = navigate(base+"/lakegate/nothing", "")
+	assert.Equal(t, http.StatusNotFound, status)
+	assert.Contains(t, body, `"error":"no such lakegate endpoint: /lakegate/nothing"`)
+	status, body = navigate(base+"/lakegate/health/ready", "")
+	assert.Equal(t, http.StatusOK, status, body)
+	status, _ = navigate(base+"/v1/config?warehouse=emb", "")
+	assert.Equal(t, http.StatusOK, status, "the Iceberg door still answers the rest")
+
+	adapted := adapt(t, []byte("http://:8181 {\n\tlakegate_status lake.internal\n\tlakegate_iceberg\n}\n"))
+	assert.Contains(t, string(adapted), `{"handler":"lakegate_status","hosts":["lake.internal"]}`)
 }
