@@ -71,32 +71,10 @@ func (l *Local) Serve(w http.ResponseWriter, r *http.Request, rt icerest.Route) 
 	out.Header.Del("Authorization")
 	out, span := telemetry.StartRequest(out, telemetry.SpanBackend,
 		telemetry.AttrCatalog.String(l.name), telemetry.AttrOperation.String(rt.Operation))
-	sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+	sw := &StatusWriter{ResponseWriter: w}
 	start := time.Now()
 	l.h.ServeHTTP(sw, out)
-	telemetry.ObserveBackend(l.name, rt.Operation, sw.status, time.Since(start))
-	telemetry.From(r.Context()).SetBackend(sw.status, "")
-	telemetry.EndStatus(span, sw.status)
+	telemetry.ObserveBackend(l.name, rt.Operation, sw.Status(), time.Since(start))
+	telemetry.From(r.Context()).SetBackend(sw.Status(), "")
+	telemetry.EndStatus(span, sw.Status())
 }
-
-// statusWriter notes the status a handler answered with.
-type statusWriter struct {
-	http.ResponseWriter
-	status  int
-	written bool
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if !w.written {
-		w.status, w.written = code, true
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	w.written = true
-	return w.ResponseWriter.Write(b)
-}
-
-// Unwrap lets http.ResponseController reach the writer underneath.
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -237,9 +237,9 @@ func (g *Replayer) execute(w http.ResponseWriter, r *http.Request, rt icerest.Ro
 		return
 	}
 	g.outcome(r, "executed")
-	rw := &recorder{ResponseWriter: w, status: http.StatusOK}
+	rw := &recorder{StatusWriter: StatusWriter{ResponseWriter: w}}
 	next(rw, r, rt)
-	if !finalizable(rw.status) {
+	if !finalizable(rw.Status()) {
 		// The spec's rule: 5xx and retryable 4xx are not finalized. If the
 		// release fails, the sent claim lapses into "outcome unknown".
 		if err := g.store.Release(ctx, key, owner); err != nil {
@@ -336,23 +336,13 @@ func keptHeaders(h http.Header) http.Header {
 
 // recorder passes a response through while keeping a copy.
 type recorder struct {
-	http.ResponseWriter
-	status  int
-	written bool
-	body    bytes.Buffer
-}
-
-func (r *recorder) WriteHeader(code int) {
-	if !r.written {
-		r.status, r.written = code, true
-	}
-	r.ResponseWriter.WriteHeader(code)
+	StatusWriter
+	body bytes.Buffer
 }
 
 func (r *recorder) Write(b []byte) (int, error) {
-	r.written = true
 	r.body.Write(b)
-	return r.ResponseWriter.Write(b)
+	return r.StatusWriter.Write(b)
 }
 
 func hashOf(parts ...string) string {

@@ -28,7 +28,7 @@ const (
 
 // finalRecord is the stored outcome of a finished request.
 func (g *Replayer) finalRecord(fp string, rw *recorder) replay.Record {
-	rec := replay.Record{Fingerprint: fp, Final: true, Status: rw.status, Header: keptHeaders(rw.Header()),
+	rec := replay.Record{Fingerprint: fp, Final: true, Status: rw.Status(), Header: keptHeaders(rw.Header()),
 		Body: rw.body.Bytes(), Created: time.Now()}
 	if len(rec.Body) >= compressAbove {
 		if z, err := gzipped(rec.Body); err == nil && len(z) < len(rec.Body) {

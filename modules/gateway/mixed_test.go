@@ -37,31 +37,6 @@ func (g observedGateway) adminJSON(t *testing.T, path string, out any) int {
 	return resp.StatusCode
 }
 
-// mixedStatusDoc is the part of /lakegate/status this test reads.
-type mixedStatusDoc struct {
-	Catalogs []struct {
-		Name      string `json:"name"`
-		Breaker   string `json:"breaker"`
-		LastError *struct {
-			Operation string `json:"operation"`
-			Status    int    `json:"status"`
-			Message   string `json:"message"`
-		} `json:"last_error"`
-		Replay *struct {
-			Replays int64 `json:"replays"`
-		} `json:"replay"`
-	} `json:"catalogs"`
-	Cache *struct {
-		L1Hits   int64    `json:"l1_hits"`
-		L2Hits   int64    `json:"l2_hits"`
-		Misses   int64    `json:"misses"`
-		HitRatio *float64 `json:"hit_ratio"`
-	} `json:"cache"`
-	Redis struct {
-		Reachable *bool `json:"reachable"`
-	} `json:"redis"`
-}
-
 // Two gateway processes share one Redis in front of two backends, and get
 // mixed traffic: reads (misses, L2 and L1 hits), a keyed commit retried
 // through the other replica, a denial, and an outage of one backend. Each
@@ -181,17 +156,9 @@ func mixedMetrics(t *testing.T, one, two map[string]*dto.MetricFamily) {
 }
 
 func mixedStatus(t *testing.T, one, two observedGateway) {
-	var s1, s2 mixedStatusDoc
-	require.Equal(t, http.StatusOK, one.adminJSON(t, "/lakegate/status", &s1))
-	require.Equal(t, http.StatusOK, two.adminJSON(t, "/lakegate/status", &s2))
-	byName := func(s mixedStatusDoc) map[string]int {
-		out := map[string]int{}
-		for i, c := range s.Catalogs {
-			out[c.Name] = i
-		}
-		return out
-	}
-	lake1, sea1 := s1.Catalogs[byName(s1)["lake"]], s1.Catalogs[byName(s1)["sea"]]
+	s1, _ := statusOf(t, one.admin)
+	s2, _ := statusOf(t, two.admin)
+	lake1, sea1 := s1.Catalogs[catalogIn(t, s1, "lake")], s1.Catalogs[catalogIn(t, s1, "sea")]
 	assert.Equal(t, "open", lake1.Breaker)
 	require.NotNil(t, lake1.LastError)
 	assert.Equal(t, "listNamespaces", lake1.LastError.Operation)
@@ -199,7 +166,7 @@ func mixedStatus(t *testing.T, one, two observedGateway) {
 	assert.Contains(t, lake1.LastError.Message, "connection refused")
 	assert.Equal(t, "closed", sea1.Breaker)
 	assert.Nil(t, sea1.LastError)
-	lake2 := s2.Catalogs[byName(s2)["lake"]]
+	lake2 := s2.Catalogs[catalogIn(t, s2, "lake")]
 	assert.Equal(t, "closed", lake2.Breaker, "two sent nothing during the outage")
 	require.NotNil(t, lake2.Replay)
 	assert.Equal(t, int64(1), lake2.Replay.Replays)

@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/lakegate/lakegate/telemetry"
+	"github.com/lakegate/lakegate/upstream"
 )
 
 // exchange is one request through a front door as an operator sees it:
@@ -17,16 +18,14 @@ import (
 // span, and the status it was answered with. It is the ResponseWriter the
 // door writes to, so the status is known without another wrapper.
 type exchange struct {
-	http.ResponseWriter
-	rec     telemetry.Record
-	status  int
-	written bool
-	span    trace.Span
+	upstream.StatusWriter
+	rec  telemetry.Record
+	span trace.Span
 }
 
 // begin starts the exchange of a request to api's front door.
 func begin(w http.ResponseWriter, r *http.Request, api string) (*exchange, *http.Request) {
-	x := &exchange{ResponseWriter: w, status: http.StatusOK, rec: telemetry.Record{API: api}}
+	x := &exchange{StatusWriter: upstream.StatusWriter{ResponseWriter: w}, rec: telemetry.Record{API: api}}
 	ctx, span := telemetry.Start(r.Context(), "lakegate."+api, telemetry.AttrAPI.String(api))
 	x.span = span
 	if extra, ok := ctx.Value(caddyhttp.ExtraLogFieldsCtxKey).(*caddyhttp.ExtraLogFields); ok {
@@ -62,25 +61,10 @@ func translated(r *http.Request, run func(r *http.Request)) {
 // end counts the request and closes the door's span.
 func (x *exchange) end() {
 	r := &x.rec
-	telemetry.CountRequest(r.Catalog, r.API, r.Operation, x.status)
+	telemetry.CountRequest(r.Catalog, r.API, r.Operation, x.Status())
 	if x.span.IsRecording() {
 		x.span.SetAttributes(telemetry.AttrCatalog.String(r.Catalog), telemetry.AttrOperation.String(r.Operation),
 			telemetry.AttrCache.String(r.Cache), telemetry.AttrDecision.String(r.Decision()))
 	}
-	telemetry.EndStatus(x.span, x.status)
+	telemetry.EndStatus(x.span, x.Status())
 }
-
-func (x *exchange) WriteHeader(code int) {
-	if !x.written {
-		x.status, x.written = code, true
-	}
-	x.ResponseWriter.WriteHeader(code)
-}
-
-func (x *exchange) Write(b []byte) (int, error) {
-	x.written = true
-	return x.ResponseWriter.Write(b)
-}
-
-// Unwrap lets http.ResponseController reach the writer underneath.
-func (x *exchange) Unwrap() http.ResponseWriter { return x.ResponseWriter }

@@ -64,7 +64,7 @@ func statusGateway(t *testing.T, app map[string]any) (string, string) {
 		cfg["apps"] = map[string]any{
 			"lakegate": app,
 			"http": map[string]any{"servers": map[string]any{"lakegate": map[string]any{
-				"listen":          []string{addr},
+				"listen": []string{addr},
 				"routes": []any{map[string]any{"handle": []any{
 					map[string]any{"handler": "lakegate_status"}, map[string]any{"handler": "lakegate_iceberg"}}}},
 				"automatic_https": map[string]any{"disable": true},
@@ -129,6 +129,7 @@ type statusDoc struct {
 		LastError *struct {
 			At        time.Time `json:"at"`
 			Operation string    `json:"operation"`
+			Status    int       `json:"status"`
 			Message   string    `json:"message"`
 		} `json:"last_error"`
 		Cache       bool `json:"cache"`
@@ -139,6 +140,7 @@ type statusDoc struct {
 	} `json:"catalogs"`
 	Cache *struct {
 		L1Hits   int64    `json:"l1_hits"`
+		L2Hits   int64    `json:"l2_hits"`
 		Misses   int64    `json:"misses"`
 		HitRatio *float64 `json:"hit_ratio"`
 	} `json:"cache"`
