@@ -1,24 +1,138 @@
-// Command lakegate is a Caddy binary with Caddy's standard modules plus
-// lakegate's own (the lakegate app and its HTTP handlers).
+// Command lakegate is a Caddy binary with the Caddy standard modules a
+// catalog gateway uses plus lakegate's own (the lakegate app and its HTTP
+// handlers).
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
+	"reflect"
+	"runtime/debug"
+	"strings"
 
+	"github.com/caddyserver/caddy/v2"
 	caddycmd "github.com/caddyserver/caddy/v2/cmd"
+	"github.com/spf13/cobra"
 
-	_ "github.com/caddyserver/caddy/v2/modules/standard"
+	// Caddy's standard modules (modules/standard) less those a catalog
+	// gateway has no use for: templates and markdown, the ACME server, PHP
+	// FastCGI, forward_auth, basic_auth, file_server, the intercept, map,
+	// push and timeouts handlers, the events app and virtual file systems
+	// (README, Install). Kept: the HTTP server and its core directives
+	// (caddyhttp, with tls and the acme/internal/zerossl issuers of
+	// caddytls), reverse_proxy (examples/bench) with header and
+	// rewrite/handle_path, encode (gzip, zstd), request_body,
+	// proxy_protocol for listeners behind a load balancer, metrics,
+	// tracing, log encoders, filters and writers and log_append, file
+	// system storage, and the standard TLS session ticket keys (a TLS
+	// server needs them).
+	_ "github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	_ "github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	_ "github.com/caddyserver/caddy/v2/modules/caddyhttp/encode"
+	_ "github.com/caddyserver/caddy/v2/modules/caddyhttp/encode/gzip"
+	_ "github.com/caddyserver/caddy/v2/modules/caddyhttp/encode/zstd"
+	_ "github.com/caddyserver/caddy/v2/modules/caddyhttp/headers"
+	_ "github.com/caddyserver/caddy/v2/modules/caddyhttp/logging"
+	_ "github.com/caddyserver/caddy/v2/modules/caddyhttp/proxyprotocol"
+	_ "github.com/caddyserver/caddy/v2/modules/caddyhttp/requestbody"
+	_ "github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy"
+	_ "github.com/caddyserver/caddy/v2/modules/caddyhttp/rewrite"
+	_ "github.com/caddyserver/caddy/v2/modules/caddyhttp/tracing"
+	_ "github.com/caddyserver/caddy/v2/modules/caddytls"
+	_ "github.com/caddyserver/caddy/v2/modules/caddytls/standardstek"
+	_ "github.com/caddyserver/caddy/v2/modules/filestorage"
+	_ "github.com/caddyserver/caddy/v2/modules/logging"
+	_ "github.com/caddyserver/caddy/v2/modules/metrics"
 
 	"github.com/lakegate/lakegate/modules/gateway"
 )
 
 func main() {
-	// Caddy's own `version` names only Caddy's; an operator needs to know
-	// which lakegate runs, and the Caddy under it.
-	if len(os.Args) == 2 && os.Args[1] == "version" {
+	switch {
+	case len(os.Args) == 2 && os.Args[1] == "version":
+		// Caddy's own `version` names only Caddy's; an operator needs to
+		// know which lakegate runs, and the Caddy under it.
 		fmt.Println(gateway.VersionLine())
+	case len(os.Args) >= 2 && os.Args[1] == "list-modules":
+		listModules()
+	default:
+		caddycmd.Main()
+	}
+}
+
+// listModules runs Caddy's list-modules and fills in lakegate's modules.
+// Caddy finds a module's version and Go module in the build info's
+// dependencies, which never hold the main module: built from this
+// repository, lakegate's modules come out bare, and get lakegate's
+// version and module path here. (Built with xcaddy, lakegate is a
+// dependency that Caddy names by itself, and this package is not used.)
+func listModules() {
+	own := map[string]bool{} // lakegate's module IDs
+	bi, ok := debug.ReadBuildInfo()
+	for _, id := range caddy.Modules() {
+		if m, err := caddy.GetModule(id); ok && err == nil {
+			t := reflect.TypeOf(m.New())
+			if t.Kind() == reflect.Pointer {
+				t = t.Elem()
+			}
+			own[id] = t.PkgPath() == bi.Main.Path || strings.HasPrefix(t.PkgPath(), bi.Main.Path+"/")
+		}
+	}
+	// Caddy's own flags, read the way Caddy reads them (errors are
+	// Caddy's to report).
+	cmd := &cobra.Command{}
+	caddycmd.Commands()["list-modules"].CobraFunc(cmd)
+	_ = cmd.ParseFlags(os.Args[2:])
+	versions, _ := cmd.Flags().GetBool("versions")
+	packages, _ := cmd.Flags().GetBool("packages")
+	asJSON, _ := cmd.Flags().GetBool("json")
+
+	r, w, err := os.Pipe()
+	if err != nil {
+		caddycmd.Main()
 		return
 	}
+	stdout, listed := os.Stdout, make(chan []byte)
+	go func() { b, _ := io.ReadAll(r); listed <- b }()
+	os.Stdout = w
 	caddycmd.Main()
+	os.Stdout = stdout
+	w.Close()
+	out := <-listed
+
+	if asJSON {
+		var mods []struct {
+			ModuleName string `json:"module_name"`
+			ModuleType string `json:"module_type"`
+			Version    string `json:"version,omitempty"`
+			PackageURL string `json:"package_url,omitempty"`
+		}
+		if json.Unmarshal(out, &mods) == nil && len(mods) > 0 {
+			for i, m := range mods {
+				if own[m.ModuleName] && m.PackageURL == "" {
+					mods[i].Version, mods[i].PackageURL = gateway.Version(), bi.Main.Path
+				}
+			}
+			b, _ := json.MarshalIndent(mods, "", "  ")
+			out = append(b, '\n')
+		}
+	} else {
+		lines := bytes.SplitAfter(out, []byte("\n"))
+		for i, l := range lines {
+			if id := strings.TrimSuffix(string(l), "\n"); own[id] && (versions || packages) {
+				if versions {
+					id += " " + gateway.Version()
+				}
+				if packages {
+					id += " " + bi.Main.Path
+				}
+				lines[i] = []byte(id + "\n")
+			}
+		}
+		out = bytes.Join(lines, nil)
+	}
+	os.Stdout.Write(out)
 }

@@ -13,9 +13,12 @@ import (
 // Without it, Version falls back on the build info.
 var version string
 
+// modulePath is lakegate's Go module.
+const modulePath = "github.com/lakegate/lakegate"
+
 // Version is lakegate's version: the one set at build time, else the
-// main module's (a tagged `go install`), else its VCS revision, else
-// "devel".
+// module's from the build info (a tagged `go install`, or the version an
+// xcaddy build required), else its VCS revision, else "devel".
 func Version() string {
 	if version != "" {
 		return version
@@ -29,6 +32,18 @@ func Version() string {
 
 // versionFrom reads lakegate's version from its build info.
 func versionFrom(bi *debug.BuildInfo) string {
+	for _, d := range bi.Deps { // lakegate is a dependency: an xcaddy build
+		if d.Path != modulePath {
+			continue
+		}
+		if d.Replace != nil {
+			d = d.Replace
+		}
+		if d.Version == "" {
+			return "devel" // replaced by a local directory
+		}
+		return d.Version
+	}
 	if v := bi.Main.Version; v != "" && v != "(devel)" {
 		return v
 	}

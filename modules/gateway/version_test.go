@@ -32,4 +32,17 @@ func TestVersionFromBuildInfo(t *testing.T) {
 	} {
 		assert.Equal(t, want, versionFrom(bi))
 	}
+	// Built with xcaddy, lakegate is a dependency of xcaddy's main module.
+	xcaddy := func(lakegate debug.Module) *debug.BuildInfo {
+		return &debug.BuildInfo{Main: debug.Module{Path: "caddy", Version: "(devel)"},
+			Deps: []*debug.Module{{Path: "github.com/caddyserver/caddy/v2", Version: "v2.11.9"}, &lakegate}}
+	}
+	for want, bi := range map[string]*debug.BuildInfo{
+		"v0.3.0": xcaddy(debug.Module{Path: modulePath, Version: "v0.3.0"}),
+		"v0.3.1": xcaddy(debug.Module{Path: modulePath, Version: "v0.3.0", Replace: &debug.Module{Path: "example.com/fork", Version: "v0.3.1"}}),
+		"devel": xcaddy(debug.Module{Path: modulePath, Version: "v0.0.0-00010101000000-000000000000",
+			Replace: &debug.Module{Path: "/src/lakegate"}}),
+	} {
+		assert.Equal(t, want, versionFrom(bi))
+	}
 }

@@ -1,0 +1,232 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const testVersion = "v9.9.9-test"
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// lakegate builds this package once per test run, naming the release
+// testVersion as the README's build line does.
+func lakegate(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "lakegate-main-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "lakegate")
+		out, err := exec.Command("go", "build", "-o", binPath,
+			"-ldflags", "-X github.com/lakegate/lakegate/modules/gateway.version="+testVersion, ".").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	require.NoError(t, buildErr)
+	return binPath
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
+}
+
+func run(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(lakegate(t), args...).Output()
+	require.NoError(t, err, "lakegate %s", strings.Join(args, " "))
+	return string(out)
+}
+
+// lakegateModules are the modules of lakegate's packages in this build.
+func lakegateModules(t *testing.T) []string {
+	var ids []string
+	for _, id := range caddy.Modules() {
+		m, err := caddy.GetModule(id)
+		require.NoError(t, err)
+		if strings.HasPrefix(reflect.Indirect(reflect.ValueOf(m.New())).Type().PkgPath(), "github.com/lakegate/lakegate/") {
+			ids = append(ids, id)
+		}
+	}
+	require.Contains(t, ids, "http.handlers.lakegate_iceberg")
+	return ids
+}
+
+func TestVersion(t *testing.T) {
+	assert.Regexp(t, `^lakegate v9\.9\.9-test \(Caddy v2\.11\.9 \S+\)\n$`, run(t, "version"))
+}
+
+// list-modules names lakegate's version beside lakegate's modules, in
+// Caddy's format, and Caddy's beside Caddy's.
+func TestListModules(t *testing.T) {
+	lines := func(out string) map[string]string {
+		m := map[string]string{}
+		for _, l := range strings.Split(out, "\n") {
+			if id, rest, _ := strings.Cut(l, " "); id != "" {
+				m[id] = rest
+			}
+		}
+		return m
+	}
+	own := lakegateModules(t)
+	out := run(t, "list-modules", "--versions")
+	assert.Regexp(t, fmt.Sprintf(`\n  Standard modules: \d+\n\n(\S+ \S+\n){%d}\n  Non-standard modules: %[1]d\n$`, len(own)), out)
+	versions := lines(out)
+	for id, v := range versions {
+		if slices.Contains(own, id) {
+			assert.Equal(t, testVersion, v, id)
+		} else {
+			assert.Equal(t, "v2.11.9", v, id)
+		}
+	}
+	assert.Len(t, versions, len(caddy.Modules()))
+
+	both := lines(run(t, "list-modules", "--packages", "--versions", "--skip-standard"))
+	assert.Equal(t, testVersion+" github.com/lakegate/lakegate", both["lakegate"])
+	assert.Equal(t, testVersion+" github.com/lakegate/lakegate", both["http.handlers.lakegate_iceberg"])
+	assert.Len(t, both, len(own))
+
+	bare := lines(run(t, "list-modules", "-s"))
+	assert.Equal(t, "", bare["http.handlers.lakegate_iceberg"])
+	assert.Contains(t, bare, "http.handlers.lakegate_iceberg")
+
+	var mods []map[string]string
+	require.NoError(t, json.Unmarshal([]byte(run(t, "list-modules", "--json")), &mods))
+	byID := map[string]map[string]string{}
+	for _, m := range mods {
+		byID[m["module_name"]] = m
+	}
+	assert.Equal(t, map[string]string{"module_name": "lakegate", "module_type": "non-standard",
+		"version": testVersion, "package_url": "github.com/lakegate/lakegate"}, byID["lakegate"])
+	assert.Equal(t, "v2.11.9", byID["http.handlers.reverse_proxy"]["version"])
+}
+
+// The standard modules this binary keeps for a gateway (README, Install),
+// and their directives.
+func TestKeptStandardModules(t *testing.T) {
+	for _, id := range []string{
+		"http", "http.handlers.reverse_proxy", "http.handlers.headers", "http.handlers.rewrite",
+		"http.handlers.encode", "http.encoders.gzip", "http.encoders.zstd", "http.handlers.request_body",
+		"http.handlers.metrics", "admin.api.metrics", "http.handlers.tracing", "http.handlers.log_append",
+		"caddy.listeners.proxy_protocol", "caddy.logging.encoders.json", "caddy.logging.encoders.filter",
+		"caddy.logging.writers.file", "caddy.logging.writers.net", "caddy.storage.file_system",
+		"tls", "tls.stek.standard", "tls.issuance.acme", "tls.issuance.internal", "tls.issuance.zerossl", "pki",
+	} {
+		_, err := caddy.GetModule(id)
+		assert.NoError(t, err, id)
+	}
+	_, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(`{
+	metrics {
+		otlp
+	}
+	servers {
+		listener_wrappers {
+			proxy_protocol {
+				allow 10.0.0.0/8
+			}
+			tls
+		}
+	}
+	storage file_system /var/lib/lakegate
+	log {
+		output file /var/log/lakegate.log {
+			roll_size 10MiB
+		}
+		format filter {
+			wrap json
+			fields {
+				request>headers>Cookie delete
+			}
+		}
+	}
+}
+https://gw.example.test {
+	tls {
+		issuer acme
+		issuer zerossl KEY
+	}
+	encode zstd gzip
+	header Strict-Transport-Security max-age=31536000
+	request_body {
+		max_size 10MB
+	}
+	log {
+		output net localhost:9999
+		format json
+	}
+	log_append site gw
+	tracing {
+		span lakegate
+	}
+	metrics /metrics
+	handle_path /iceberg/* {
+		lakegate_iceberg
+	}
+	uri strip_prefix /x
+	rewrite /old /new
+	reverse_proxy 127.0.0.1:9 {
+		header_up Host {upstream_hostport}
+		header_down -ETag
+	}
+}
+`), nil)
+	assert.NoError(t, err)
+}
+
+// Every Caddyfile in the repository adapts with this binary's modules
+// (examples/ and modules/gateway test with all of Caddy's standard
+// modules, so they would not notice a directive this build lacks).
+func TestRepositoryCaddyfilesAdapt(t *testing.T) {
+	for k, v := range map[string]string{"UPSTREAM_URL": "http://127.0.0.1:9", "GLUE_WAREHOUSE": "123456789012",
+		"S3TABLES_BUCKET_ARN": "arn:aws:s3tables:us-east-1:123456789012:bucket/b", "LAKEGATE_REDIS": "redis://127.0.0.1:6379/0",
+		"LAKEKEEPER_CLIENT_ID": "id", "POLARIS_CLIENT_ID": "id"} {
+		t.Setenv(k, v)
+	}
+	t.Chdir("..") // the files name paths from the repository root
+	var files []string
+	require.NoError(t, filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules" || d.Name() == "data") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && (d.Name() == "Caddyfile" || strings.HasSuffix(d.Name(), ".Caddyfile")) {
+			files = append(files, path)
+		}
+		return nil
+	}))
+	assert.Contains(t, files, "Caddyfile")
+	assert.Contains(t, files, filepath.Join("examples", "bench", "strip-etag.Caddyfile"))
+	for _, f := range files {
+		body, err := os.ReadFile(f)
+		require.NoError(t, err)
+		_, _, err = caddyconfig.GetAdapter("caddyfile").Adapt(body, map[string]any{"filename": f})
+		assert.NoError(t, err, f)
+	}
+}
