@@ -14,6 +14,7 @@ import (
 
 	"github.com/lakegate/lakegate/duration"
 	"github.com/lakegate/lakegate/identity"
+	"github.com/lakegate/lakegate/telemetry/telemetrytest"
 )
 
 const (
@@ -317,5 +318,22 @@ func TestNewIssuerValidates(t *testing.T) {
 	}
 	if _, err := identity.NewIssuer(ok); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Every token granted is counted (lakegate_tokens_issued_total); a refused
+// request is not.
+func TestIssuerCountsTokens(t *testing.T) {
+	grant := map[string]string{"grant_type": "client_credentials"}
+	before := telemetrytest.Sample(t, "lakegate_tokens_issued_total", grant)
+	i := newIssuer(t, issuerConfig())
+	if w := postToken(i, clientCredentials("spark", sparkSecret)); w.Code != http.StatusOK {
+		t.Fatalf("status %d: %s", w.Code, w.Body)
+	}
+	if w := postToken(i, clientCredentials("spark", "wrong-secret")); w.Code == http.StatusOK {
+		t.Fatal("a wrong secret got a token")
+	}
+	if got := telemetrytest.Sample(t, "lakegate_tokens_issued_total", grant); got != before+1 {
+		t.Fatalf("tokens issued: %v, want %v", got, before+1)
 	}
 }

@@ -35,6 +35,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lakegate/lakegate/identity"
+	"github.com/lakegate/lakegate/telemetry/telemetrytest"
 	"github.com/lakegate/lakegate/translate/sharing"
 	"github.com/lakegate/lakegate/upstream/embedded"
 	"github.com/lakegate/lakegate/upstream/embedded/embeddedtest"
@@ -428,6 +429,22 @@ func TestSharingEndToEnd(t *testing.T) {
 		}
 		return sortOrders(rows)
 	}
+
+	t.Run("files and bytes served are counted", func(t *testing.T) {
+		labels := map[string]string{"catalog": "lake", "share": "demo"}
+		files := telemetrytest.Sample(t, "lakegate_sharing_files_total", labels)
+		bytes := telemetrytest.Sample(t, "lakegate_sharing_bytes_total", labels)
+		r := c.do("POST", "/shares/demo/schemas/sales/tables/orders/query", delta, "{}")
+		require.Equal(t, 200, r.status, "%s", r.body)
+		var n, size float64
+		for _, l := range r.lines(t)[2:] {
+			add := l["file"].(map[string]any)["deltaSingleAction"].(map[string]any)["add"].(map[string]any)
+			n, size = n+1, size+add["size"].(float64)
+		}
+		require.Positive(t, n)
+		assert.Equal(t, files+n, telemetrytest.Sample(t, "lakegate_sharing_files_total", labels))
+		assert.Equal(t, bytes+size, telemetrytest.Sample(t, "lakegate_sharing_bytes_total", labels))
+	})
 
 	t.Run("query latest, delta format", func(t *testing.T) {
 		r := c.do("POST", "/shares/demo/schemas/sales/tables/orders/query", delta, "{}")
