@@ -94,12 +94,12 @@ func Register(reg prometheus.Registerer) error {
 // CountRequest counts one answered request. catalog is "" when the client
 // named none the gateway serves: a client cannot grow the label set.
 func CountRequest(catalog, api, op string, code int) {
-	requests.WithLabelValues(catalog, api, op, codeLabel(code)).Inc()
+	requestSeries.get(requestKey{catalog, api, op, code}).Inc()
 }
 
 // ObserveBackend records one backend call; code 0 means no answer.
 func ObserveBackend(catalog, op string, code int, d time.Duration) {
-	backendDuration.WithLabelValues(catalog, op, codeLabel(code)).Observe(d.Seconds())
+	backendSeries.get(backendKey{catalog, op, code}).Observe(d.Seconds())
 }
 
 // Breaker states as the breaker_state gauge gives them.
@@ -115,7 +115,7 @@ func SetBreaker(catalog, state string, moved bool) {
 }
 
 // CountCache counts one LoadTable cache result.
-func CountCache(catalog, result string) { cacheResults.WithLabelValues(catalog, result).Inc() }
+func CountCache(catalog, result string) { cacheSeries.get(pair{catalog, result}).Inc() }
 
 // CountNotModified counts a 304 the cache answered.
 func CountNotModified(catalog string) { cacheNotModified.WithLabelValues(catalog).Inc() }

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.uber.org/zap/zapcore"
@@ -64,9 +65,11 @@ func TestUntracedPathAllocatesNothing(t *testing.T) {
 	req, err := http.NewRequest(http.MethodGet, "http://x/", nil)
 	require.NoError(t, err)
 	allocs := testing.AllocsPerRun(100, func() {
-		c, span := Start(ctx, "lakegate.cache")
+		c, span := Start(ctx, "lakegate.cache", func() []attribute.KeyValue {
+			return []attribute.KeyValue{AttrCatalog.String("lake")}
+		})
 		span.End()
-		r, span := StartRequest(req, "lakegate.replay")
+		r, span := StartRequest(req, "lakegate.replay", nil)
 		EndStatus(span, 200)
 		Inject(c, req.Header)
 		_ = r
@@ -79,7 +82,9 @@ func TestSpansUnderTheContextsProvider(t *testing.T) {
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	ctx, root := tp.Tracer("caddy").Start(context.Background(), "server")
-	ctx, span := Start(ctx, SpanBackend, AttrCatalog.String("lake"))
+	ctx, span := Start(ctx, SpanBackend, func() []attribute.KeyValue {
+		return []attribute.KeyValue{AttrCatalog.String("lake")}
+	})
 	h := http.Header{}
 	Inject(ctx, h)
 	EndStatus(span, http.StatusServiceUnavailable)
@@ -91,6 +96,8 @@ func TestSpansUnderTheContextsProvider(t *testing.T) {
 	assert.Equal(t, SpanBackend, call.Name())
 	assert.Equal(t, root.SpanContext().SpanID(), call.Parent().SpanID())
 	assert.Equal(t, "Error", call.Status().Code.String())
+	assert.Equal(t, []attribute.KeyValue{AttrCatalog.String("lake"), attribute.Int("http.response.status_code", 503)},
+		call.Attributes())
 	assert.Equal(t, "00-"+call.SpanContext().TraceID().String()+"-"+call.SpanContext().SpanID().String()+"-01",
 		h.Get("traceparent"))
 }

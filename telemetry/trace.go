@@ -19,20 +19,25 @@ var noSpan = trace.SpanFromContext(context.Background())
 // tracer provider of the span already in ctx (Caddy's `tracing` handler
 // puts its own there). Without a recording span in ctx, as when tracing
 // is off, it returns ctx itself and a span that records nothing, so the
-// untraced path allocates nothing.
-func Start(ctx context.Context, name string, attrs ...attribute.KeyValue) (context.Context, trace.Span) {
+// untraced path allocates nothing: attrs (may be nil) is called only for
+// a span that records, and attributes set later belong behind
+// span.IsRecording().
+func Start(ctx context.Context, name string, attrs func() []attribute.KeyValue) (context.Context, trace.Span) {
 	parent := trace.SpanFromContext(ctx)
 	if !parent.IsRecording() {
 		return ctx, noSpan
 	}
-	return parent.TracerProvider().Tracer(tracerName).Start(ctx, name,
-		trace.WithAttributes(attrs...), trace.WithSpanKind(spanKind(name)))
+	opts := []trace.SpanStartOption{trace.WithSpanKind(spanKind(name))}
+	if attrs != nil {
+		opts = append(opts, trace.WithAttributes(attrs()...))
+	}
+	return parent.TracerProvider().Tracer(tracerName).Start(ctx, name, opts...)
 }
 
 // StartRequest starts a layer's span and returns r carrying it (r itself
 // when nothing is traced).
-func StartRequest(r *http.Request, name string, attrs ...attribute.KeyValue) (*http.Request, trace.Span) {
-	ctx, span := Start(r.Context(), name, attrs...)
+func StartRequest(r *http.Request, name string, attrs func() []attribute.KeyValue) (*http.Request, trace.Span) {
+	ctx, span := Start(r.Context(), name, attrs)
 	if span == noSpan {
 		return r, span
 	}

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"github.com/lakegate/lakegate/telemetry"
 	"github.com/lakegate/lakegate/upstream/icerest"
 )
@@ -69,8 +71,9 @@ func (l *Local) Serve(w http.ResponseWriter, r *http.Request, rt icerest.Route) 
 	}
 	out.RequestURI = ""
 	out.Header.Del("Authorization")
-	out, span := telemetry.StartRequest(out, telemetry.SpanBackend,
-		telemetry.AttrCatalog.String(l.name), telemetry.AttrOperation.String(rt.Operation))
+	out, span := telemetry.StartRequest(out, telemetry.SpanBackend, func() []attribute.KeyValue {
+		return []attribute.KeyValue{telemetry.AttrCatalog.String(l.name), telemetry.AttrOperation.String(rt.Operation)}
+	})
 	sw := &StatusWriter{ResponseWriter: w}
 	start := time.Now()
 	l.h.ServeHTTP(sw, out)

@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
 	"go.uber.org/zap"
 
 	"github.com/lakegate/lakegate/caller"
@@ -330,8 +331,10 @@ func copyResponseHeaders(dst, src http.Header) {
 // as an operator sees it: one span, one latency observation, and the
 // backend's last error when it failed.
 func (b *Remote) roundTrip(req *http.Request, op string, body []byte) (*http.Response, []byte, error) {
-	req, span := telemetry.StartRequest(req, telemetry.SpanBackend, telemetry.AttrCatalog.String(b.name),
-		telemetry.AttrOperation.String(op), telemetry.AttrBreaker.String(b.breaker.State()))
+	req, span := telemetry.StartRequest(req, telemetry.SpanBackend, func() []attribute.KeyValue {
+		return []attribute.KeyValue{telemetry.AttrCatalog.String(b.name), telemetry.AttrOperation.String(op),
+			telemetry.AttrBreaker.String(b.breaker.State())}
+	})
 	start := time.Now()
 	resp, data, err := b.breakerCall(req, op, body)
 	status := 0

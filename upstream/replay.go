@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/attribute"
 	"go.uber.org/zap"
 
 	"github.com/lakegate/lakegate/cache/replay"
@@ -107,14 +108,18 @@ func (g *Replayer) Serve(w http.ResponseWriter, r *http.Request, rt icerest.Rout
 		icerest.WriteError(w, r, rerr)
 		return
 	}
-	r, span := telemetry.StartRequest(r, "lakegate.replay", telemetry.AttrCatalog.String(g.catalog))
+	r, span := telemetry.StartRequest(r, "lakegate.replay", g.spanAttrs)
 	storeKey := hashOf(principal, g.catalog, rt.Operation, key)
 	fp := hashOf(r.Method, rt.Path("", "%1F"), r.URL.RawQuery, string(body))
 	g.run(w, r, rt, storeKey, fp, body, next)
-	if rec := telemetry.From(r.Context()); rec != nil {
+	if rec := telemetry.From(r.Context()); rec != nil && span.IsRecording() {
 		span.SetAttributes(telemetry.AttrReplay.String(rec.Replay))
 	}
 	span.End()
+}
+
+func (g *Replayer) spanAttrs() []attribute.KeyValue {
+	return []attribute.KeyValue{telemetry.AttrCatalog.String(g.catalog)}
 }
 
 // outcome counts an Idempotency-Key outcome and notes it in the request's

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"github.com/lakegate/lakegate/cache"
 	"github.com/lakegate/lakegate/duration"
 	"github.com/lakegate/lakegate/telemetry"
@@ -51,16 +53,20 @@ func (tc *TableCache) Serve(w http.ResponseWriter, r *http.Request, rt icerest.R
 		next(w, r, rt)
 		return
 	}
-	r, span := telemetry.StartRequest(r, "lakegate.cache", telemetry.AttrCatalog.String(tc.Catalog))
+	r, span := telemetry.StartRequest(r, "lakegate.cache", tc.spanAttrs)
 	if rt.Operation == icerest.OpLoadTable {
 		tc.load(w, r, rt, principal, next)
 	} else {
 		tc.write(w, r, rt, next)
 	}
-	if rec := telemetry.From(r.Context()); rec != nil {
+	if rec := telemetry.From(r.Context()); rec != nil && span.IsRecording() {
 		span.SetAttributes(telemetry.AttrCache.String(rec.Cache))
 	}
 	span.End()
+}
+
+func (tc *TableCache) spanAttrs() []attribute.KeyValue {
+	return []attribute.KeyValue{telemetry.AttrCatalog.String(tc.Catalog)}
 }
 
 // result counts a cache result and notes it in the request's record.

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
 	"go.uber.org/zap"
 
 	"github.com/lakegate/lakegate/identity"
@@ -131,14 +132,18 @@ func (g *guard) authorize(ctx context.Context, in policies.Input) policies.Decis
 	if g.policy == nil {
 		return policies.Decision{Allow: true}
 	}
-	ctx, span := telemetry.Start(ctx, "lakegate.policy", telemetry.AttrCatalog.String(in.Resource.Catalog),
-		telemetry.AttrAPI.String(in.API), telemetry.AttrOperation.String(in.APIOperation))
+	ctx, span := telemetry.Start(ctx, "lakegate.policy", func() []attribute.KeyValue {
+		return []attribute.KeyValue{telemetry.AttrCatalog.String(in.Resource.Catalog),
+			telemetry.AttrAPI.String(in.API), telemetry.AttrOperation.String(in.APIOperation)}
+	})
 	start := time.Now()
 	// On any failure the engine denies, with a reason safe to show.
 	d, _ := g.policy.Decide(ctx, in)
 	telemetry.ObservePolicy(in.Resource.Catalog, in.API, in.APIOperation, d.Allow, time.Since(start))
 	telemetry.From(ctx).CountDecision(d.Allow)
-	span.SetAttributes(telemetry.AttrDecision.Bool(d.Allow))
+	if span.IsRecording() {
+		span.SetAttributes(telemetry.AttrDecision.Bool(d.Allow))
+	}
 	span.End()
 	return d
 }

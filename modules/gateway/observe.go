@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/caddyserver/caddy/v2"
@@ -23,15 +24,27 @@ type exchange struct {
 	span trace.Span
 }
 
+// doorSpans are the front doors' span names, made once.
+var doorSpans = map[string]string{"iceberg": "lakegate.iceberg", "delta": "lakegate.delta", "sharing": "lakegate.sharing"}
+
 // begin starts the exchange of a request to api's front door.
 func begin(w http.ResponseWriter, r *http.Request, api string) (*exchange, *http.Request) {
 	x := &exchange{StatusWriter: upstream.StatusWriter{ResponseWriter: w}, rec: telemetry.Record{API: api}}
-	ctx, span := telemetry.Start(r.Context(), "lakegate."+api, telemetry.AttrAPI.String(api))
+	ctx, span := telemetry.Start(r.Context(), doorSpans[api], nil)
 	x.span = span
-	if extra, ok := ctx.Value(caddyhttp.ExtraLogFieldsCtxKey).(*caddyhttp.ExtraLogFields); ok {
-		extra.Add(zap.Object("lakegate", &x.rec)) // marshalled when the log is written: the final record
+	if logsRequests(ctx) {
+		if extra, ok := ctx.Value(caddyhttp.ExtraLogFieldsCtxKey).(*caddyhttp.ExtraLogFields); ok {
+			extra.Add(zap.Object("lakegate", &x.rec)) // marshalled when the log is written: the final record
+		}
 	}
 	return x, r.WithContext(telemetry.WithRecord(ctx, &x.rec))
+}
+
+// logsRequests tells whether the server writes access logs: without them
+// the record is not added to a log line that is never written.
+func logsRequests(ctx context.Context) bool {
+	srv, ok := ctx.Value(caddyhttp.ServerCtxKey).(*caddyhttp.Server)
+	return !ok || srv.Logs != nil
 }
 
 // authenticated notes the principal, also as Caddy's `user_id` (the
@@ -53,7 +66,7 @@ func noteCatalog(r *http.Request, cat *catalogState) {
 
 // translated runs a translator's part of a request under its own span.
 func translated(r *http.Request, run func(r *http.Request)) {
-	r, span := telemetry.StartRequest(r, "lakegate.translate")
+	r, span := telemetry.StartRequest(r, "lakegate.translate", nil)
 	run(r)
 	span.End()
 }
@@ -63,7 +76,8 @@ func (x *exchange) end() {
 	r := &x.rec
 	telemetry.CountRequest(r.Catalog, r.API, r.Operation, x.Status())
 	if x.span.IsRecording() {
-		x.span.SetAttributes(telemetry.AttrCatalog.String(r.Catalog), telemetry.AttrOperation.String(r.Operation),
+		x.span.SetAttributes(telemetry.AttrAPI.String(r.API),
+			telemetry.AttrCatalog.String(r.Catalog), telemetry.AttrOperation.String(r.Operation),
 			telemetry.AttrCache.String(r.Cache), telemetry.AttrDecision.String(r.Decision()))
 	}
 	telemetry.EndStatus(x.span, x.Status())
