@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lakegate/lakegate/telemetry/telemetrytest"
 	"github.com/lakegate/lakegate/upstream/embedded"
 	"github.com/lakegate/lakegate/upstream/embedded/embeddedtest"
 )
@@ -111,38 +112,9 @@ func (g observedGateway) metrics(t *testing.T) map[string]*dto.MetricFamily {
 }
 
 // sample is the value of the series of family name with exactly these
-// labels (counters, gauges; a histogram's count), or 0 when there is none.
+// labels, or 0 when there is none.
 func sample(families map[string]*dto.MetricFamily, name string, labels map[string]string) float64 {
-	f := families[name]
-	if f == nil {
-		return 0
-	}
-	for _, m := range f.Metric {
-		if !sameLabels(m.Label, labels) {
-			continue
-		}
-		switch {
-		case m.Counter != nil:
-			return m.Counter.GetValue()
-		case m.Gauge != nil:
-			return m.Gauge.GetValue()
-		case m.Histogram != nil:
-			return float64(m.Histogram.GetSampleCount())
-		}
-	}
-	return 0
-}
-
-func sameLabels(got []*dto.LabelPair, want map[string]string) bool {
-	if len(got) != len(want) {
-		return false
-	}
-	for _, l := range got {
-		if v, ok := want[l.GetName()]; !ok || v != l.GetValue() {
-			return false
-		}
-	}
-	return true
+	return telemetrytest.Value(families[name], labels)
 }
 
 // accessLines reads the access log's JSON lines.
