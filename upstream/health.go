@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/url"
 	"time"
 )
 
@@ -38,11 +37,7 @@ func (b *Remote) Health() Health {
 // config cache: any answer below 500 means it is reachable (a 401 is the
 // backend answering).
 func (b *Remote) Probe(ctx context.Context) error {
-	u := b.base.JoinPath("v1", "config")
-	if b.cfg.Warehouse != "" {
-		u.RawQuery = url.Values{"warehouse": {b.cfg.Warehouse}}.Encode()
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.configURL(), nil)
 	if err != nil {
 		return err
 	}

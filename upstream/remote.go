@@ -138,11 +138,7 @@ func (b *Remote) config(ctx context.Context, authz string) (*CatalogConfig, erro
 	if b.cached != nil && time.Since(b.cachedAt) < b.configTTL {
 		return b.cached, nil
 	}
-	u := b.base.JoinPath("v1", "config")
-	if b.cfg.Warehouse != "" {
-		u.RawQuery = url.Values{"warehouse": {b.cfg.Warehouse}}.Encode()
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.configURL(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -175,6 +171,15 @@ func (b *Remote) config(ctx context.Context, authz string) (*CatalogConfig, erro
 	}
 	b.cached, b.cachedAt = &cc, time.Now()
 	return &cc, nil
+}
+
+// configURL is the backend's /v1/config, for the configured warehouse.
+func (b *Remote) configURL() string {
+	u := b.base.JoinPath("v1", "config")
+	if b.cfg.Warehouse != "" {
+		u.RawQuery = url.Values{"warehouse": {b.cfg.Warehouse}}.Encode()
+	}
+	return u.String()
 }
 
 // Serve proxies one request to the backend.
@@ -341,15 +346,16 @@ func (b *Remote) roundTrip(req *http.Request, op string, body []byte) (*http.Res
 	if resp != nil {
 		status = resp.StatusCode
 	}
-	var open *breakerOpenError
-	if !errors.As(err, &open) { // failed fast: nothing went to the backend
-		telemetry.ObserveBackend(b.name, op, status, time.Since(start))
-		b.noteFailure(op, status, err)
-	}
 	why := ""
 	if err != nil {
 		why = err.Error() // net/http leaves passwords out of URLs in its errors
 		span.RecordError(err)
+	}
+	// A call the open breaker failed fast never reached the backend: it
+	// is neither a latency nor the backend's error.
+	if open := (*breakerOpenError)(nil); !errors.As(err, &open) {
+		telemetry.ObserveBackend(b.name, op, status, time.Since(start))
+		b.noteFailure(op, status, why)
 	}
 	telemetry.From(req.Context()).SetBackend(status, why)
 	telemetry.EndStatus(span, status)
@@ -388,13 +394,11 @@ func (b *Remote) breakerCall(req *http.Request, op string, body []byte) (*http.R
 	return res.resp, res.body, err
 }
 
-// noteFailure keeps a call's failure (no answer, or a 5xx) for the
+// noteFailure keeps a call's failure (no answer, why; or a 5xx) for the
 // status page.
-func (b *Remote) noteFailure(op string, status int, err error) {
-	var why string
+func (b *Remote) noteFailure(op string, status int, why string) {
 	switch {
-	case err != nil:
-		why = err.Error()
+	case why != "":
 	case status >= 500:
 		why = fmt.Sprintf("answered %d %s", status, http.StatusText(status))
 	default:
