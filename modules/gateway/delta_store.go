@@ -16,7 +16,7 @@ func (a *App) deltaStore() (delta.Store, string, error) {
 		if err != nil {
 			return nil, "", err
 		}
-		return delta.NewRedisStore(client, "lakegate:delta:"), "redis|" + a.Redis, nil
+		return delta.NewRedisStore(client, "lakegate:delta:"), redisPoolKey(a.Redis), nil
 	}
 	v, _, err := sharedPool.LoadOrNew("delta|memory", func() (caddy.Destructor, error) {
 		return pooledDeltaStore{delta.NewMemoryStore()}, nil

@@ -29,10 +29,13 @@ type pooledReplay struct{ replay.Store }
 
 func (p pooledReplay) Destruct() error { return p.Close() }
 
+// redisPoolKey is the shared pool's key of the client for url.
+func redisPoolKey(url string) string { return "redis|" + url }
+
 // redisClient returns the pooled client for url; the caller must release
-// the key "redis|"+url when done.
+// the key redisPoolKey(url) when done.
 func redisClient(url string) (redis.UniversalClient, error) {
-	v, _, err := sharedPool.LoadOrNew("redis|"+url, func() (caddy.Destructor, error) {
+	v, _, err := sharedPool.LoadOrNew(redisPoolKey(url), func() (caddy.Destructor, error) {
 		t, err := redisurl.Parse(url)
 		if err != nil {
 			return nil, fmt.Errorf("redis: %w", err)
@@ -126,7 +129,7 @@ func (a *App) replayStore() (replay.Store, string, error) {
 				"(or put replay records on their own Redis with replay_redis)",
 				zap.String("maxmemory_policy", policy))
 		}
-		return replay.NewRedis(client, "lakegate:replay:"), "redis|" + url, nil
+		return replay.NewRedis(client, "lakegate:replay:"), redisPoolKey(url), nil
 	}
 	v, _, err := sharedPool.LoadOrNew("replay|memory", func() (caddy.Destructor, error) {
 		return pooledReplay{replay.NewMemory()}, nil
@@ -171,7 +174,7 @@ func (a *App) sharedCache() (*cache.Cache, error) {
 			if err != nil {
 				return nil, err
 			}
-			rdb, redisKey = client, "redis|"+a.Redis
+			rdb, redisKey = client, redisPoolKey(a.Redis)
 		}
 		c, err := cache.New(cache.Config{MaxEntries: limits.MaxEntries, MaxBytes: limits.MaxBytes}, rdb, a.log.Named("cache"))
 		return pooledCache{c, redisKey}, err

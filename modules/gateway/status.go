@@ -376,7 +376,7 @@ func redisHosts(t redisurl.Target) []string {
 func pooledRedisClient(url string) redis.UniversalClient {
 	var client redis.UniversalClient
 	sharedPool.Range(func(k, v any) bool {
-		if k != "redis|"+url {
+		if k != redisPoolKey(url) {
 			return true
 		}
 		if p, ok := v.(pooledRedis); ok {
