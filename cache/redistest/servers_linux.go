@@ -223,6 +223,37 @@ func lock(t testing.TB, name string) {
 // args come first, so a config file may be among them.
 func serve(t testing.TB, bin, dir string, port int, args ...string) string {
 	t.Helper()
+	addr, _ := start(t, bin, dir, port, args...)
+	return addr
+}
+
+// Process is a redis-server a test started, for tests that freeze it
+// (SIGSTOP) and thaw it.
+type Process struct {
+	URL string
+	Cmd *exec.Cmd
+}
+
+// Start runs a redis-server of the test's own on a free loopback port,
+// with args added to its command line (say --maxmemory), until the test
+// ends. Without redis-server the test is skipped, unless
+// LAKEGATE_TEST_REDIS says this run has Redis: then it fails.
+func Start(t testing.TB, args ...string) *Process {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		if os.Getenv("LAKEGATE_TEST_REDIS") != "" {
+			t.Fatal("redis-server is not installed, but LAKEGATE_TEST_REDIS says this run has Redis")
+		}
+		t.Skip("redis-server is not installed (.ci/run installs it)")
+	}
+	addr, cmd := start(t, bin, t.TempDir(), freePort(t), args...)
+	return &Process{URL: "redis://" + addr, Cmd: cmd}
+}
+
+// start is serve, also returning the process.
+func start(t testing.TB, bin, dir string, port int, args ...string) (string, *exec.Cmd) {
+	t.Helper()
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	if l, err := net.Listen("tcp", addr); err != nil {
 		t.Fatalf("port %d is taken (a redis-server left by an earlier run?): %v", port, err)
@@ -269,7 +300,7 @@ func serve(t testing.TB, bin, dir string, port int, args ...string) string {
 		t.Fatalf("redis-server on port %d exited:\n%s", port, lastLines(log, 30))
 	default:
 	}
-	return addr
+	return addr, cmd
 }
 
 func lastLines(b []byte, n int) []byte {

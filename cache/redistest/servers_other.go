@@ -4,6 +4,7 @@ package redistest
 
 import (
 	"os"
+	"os/exec"
 	"testing"
 )
 
@@ -31,6 +32,18 @@ func Sentinel(t testing.TB, password string) string {
 func Failover(t testing.TB, password string) string {
 	unsupported(t)
 	return ""
+}
+
+// Process is a redis-server a test started (Linux only).
+type Process struct {
+	URL string
+	Cmd *exec.Cmd
+}
+
+// Start, like Cluster, runs on Linux only.
+func Start(t testing.TB, args ...string) *Process {
+	unsupported(t)
+	return nil
 }
 
 func unsupported(t testing.TB) {

@@ -185,51 +185,17 @@ func newLoopbackServer(t *testing.T, h http.Handler) string {
 	return "http://" + l.Addr().String()
 }
 
-// A redis-server the test starts and may freeze (SIGSTOP) and thaw.
-type redisProcess struct {
-	cmd *exec.Cmd
-	url string
-}
-
-func startRedisServer(t *testing.T, args ...string) *redisProcess {
-	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv("LAKEGATE_TEST_REDIS") != "" {
-			t.Fatal("redis-server is not installed, but LAKEGATE_TEST_REDIS says this run has Redis")
-		}
-		t.Skip("redis-server is not installed (.ci/run installs it)")
-	}
-	addr := freeAddr(t)
-	host, port, _ := net.SplitHostPort(addr)
-	cmd := exec.Command(bin, append([]string{"--bind", host, "--port", port, "--save", "", "--appendonly", "no"}, args...)...)
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGCONT)
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	require.Eventually(t, func() bool {
-		c, err := net.Dial("tcp", addr)
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	}, 10*time.Second, 20*time.Millisecond, "redis-server did not start")
-	return &redisProcess{cmd: cmd, url: "redis://" + addr}
-}
-
 // After a Redis partition, a replica that committed while Redis was away
 // delivers the invalidation when Redis returns, without waiting for its
 // next request: the other replica stops serving the old table (it served
 // it 16.8 s after Redis was back, issue 13).
 func TestCacheConvergesWhenRedisReturns(t *testing.T) {
-	rp := startRedisServer(t)
+	rp := redistest.Start(t)
 	b := serveCounting(t, nil)
 	seedTables(t, b.prefixURL(), "ns", "t")
 	name := uniqueName("lake")
 	app := map[string]any{
-		"redis":    rp.url,
+		"redis":    rp.URL,
 		"catalogs": []any{cached(name, b.url, map[string]any{"max_age": int64(time.Hour)}, nil)},
 	}
 	writer, reader := replica(t, app), replica(t, app)
@@ -237,11 +203,11 @@ func TestCacheConvergesWhenRedisReturns(t *testing.T) {
 	require.Equal(t, http.StatusOK, getTable(t, reader+path).status)
 	require.Equal(t, "hit-l1", getTable(t, reader+path).how())
 
-	require.NoError(t, rp.cmd.Process.Signal(syscall.SIGSTOP))
+	require.NoError(t, rp.Cmd.Process.Signal(syscall.SIGSTOP))
 	setProperty(t, writer+path, "owner", "during the partition")
 	assert.NotContains(t, getTable(t, reader+path).props, "owner",
 		"the reader cannot know yet: the writer could not reach Redis")
-	require.NoError(t, rp.cmd.Process.Signal(syscall.SIGCONT))
+	require.NoError(t, rp.Cmd.Process.Signal(syscall.SIGCONT))
 
 	// No request reaches the writer from here on.
 	assert.Eventually(t, func() bool {
@@ -264,7 +230,7 @@ func TestReplayOutcomeSurvivesRedisFreeze(t *testing.T) {
 		{"redis back after the lease", 5 * time.Second, http.StatusInternalServerError},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rp := startRedisServer(t)
+			rp := redistest.Start(t)
 			cat, err := embedded.Open(context.Background(), embeddedtest.Config(t, embedded.SQLite), nil)
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = cat.Close() })
@@ -274,15 +240,15 @@ func TestReplayOutcomeSurvivesRedisFreeze(t *testing.T) {
 				if freeze.Load() && r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/tables/t") {
 					// The claim is taken and marked sent: Redis freezes now,
 					// before the outcome can be stored.
-					if err := rp.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+					if err := rp.Cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 						t.Errorf("freezing redis: %v", err) // not require: this is the server's goroutine
 					}
-					time.AfterFunc(tc.frozen, func() { _ = rp.cmd.Process.Signal(syscall.SIGCONT) })
+					time.AfterFunc(tc.frozen, func() { _ = rp.Cmd.Process.Signal(syscall.SIGCONT) })
 				}
 				countCommits(cat, &commits).ServeHTTP(w, r)
 			}))
 			app := map[string]any{
-				"redis": rp.url,
+				"redis": rp.URL,
 				"catalogs": []any{map[string]any{"name": "lake", "remote": map[string]any{"url": backend},
 					"idempotency": map[string]any{"lease": int64(3 * time.Second), "wait": int64(30 * time.Second)}}},
 			}
@@ -321,7 +287,7 @@ func TestReplayOutcomeSurvivesRedisFreeze(t *testing.T) {
 // invalidates the other replica, and once memory frees keyed writes run
 // and replay again. Nothing is applied twice.
 func TestRedisFullRefusesKeyedWritesSafely(t *testing.T) {
-	rp := startRedisServer(t, "--maxmemory", "4mb", "--maxmemory-policy", "noeviction")
+	rp := redistest.Start(t, "--maxmemory", "4mb", "--maxmemory-policy", "noeviction")
 	b := serveCounting(t, nil)
 	seedTables(t, b.prefixURL(), "ns", "t")
 	var commits atomic.Int64
@@ -329,12 +295,12 @@ func TestRedisFullRefusesKeyedWritesSafely(t *testing.T) {
 	name := uniqueName("lake")
 	cat := cached(name, backend, map[string]any{"max_age": int64(time.Hour)}, nil)
 	cat["idempotency"] = map[string]any{}
-	app := map[string]any{"redis": rp.url, "catalogs": []any{cat}}
+	app := map[string]any{"redis": rp.URL, "catalogs": []any{cat}}
 	writer, reader := replica(t, app), replica(t, app)
 	path := "/v1/" + name + "/namespaces/ns/tables/t"
 	require.Equal(t, http.StatusOK, getTable(t, reader+path).status)
 
-	opts, err := redis.ParseURL(rp.url)
+	opts, err := redis.ParseURL(rp.URL)
 	require.NoError(t, err)
 	rdb := redis.NewClient(opts)
 	t.Cleanup(func() { _ = rdb.Close() })
