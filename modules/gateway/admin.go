@@ -64,6 +64,24 @@ type replayCounts struct {
 	NonV7   int64 `json:"non_v7_keys"`
 }
 
+// replayCounts are the catalog's replay counters (nil: replay is off).
+func (c *catalogState) replayCounts() *replayCounts {
+	rp := c.pipeline.Replayer
+	if rp == nil {
+		return nil
+	}
+	return &replayCounts{rp.Replays.Load(), rp.NonV7.Load()}
+}
+
+// policyStats are the policy engine's counters (nil: no policy).
+func (a *App) policyStats() *policies.Stats {
+	if a.guard == nil || a.guard.policy == nil {
+		return nil
+	}
+	s := a.guard.policy.Stats()
+	return &s
+}
+
 func handleStats(w http.ResponseWriter, r *http.Request) error {
 	if r.Method != http.MethodGet {
 		return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Err: fmt.Errorf("use GET")}
@@ -72,18 +90,14 @@ func handleStats(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := stats{Replay: map[string]replayCounts{}}
+	out := stats{Replay: map[string]replayCounts{}, Policy: app.policyStats()}
 	if app.cache != nil {
 		s := app.cache.Stats()
 		out.Cache = &s
 	}
-	if eng := app.guard.policy; eng != nil {
-		ps := eng.Stats()
-		out.Policy = &ps
-	}
 	for name, cat := range app.backends {
-		if rp := cat.pipeline.Replayer; rp != nil {
-			out.Replay[name] = replayCounts{rp.Replays.Load(), rp.NonV7.Load()}
+		if rc := cat.replayCounts(); rc != nil {
+			out.Replay[name] = *rc
 		}
 	}
 	w.Header().Set("Content-Type", "application/json")

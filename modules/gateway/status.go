@@ -234,10 +234,7 @@ func (a *App) status(ctx context.Context) statusReport {
 	if a.cache != nil {
 		out.Cache = newCacheStatus(a.cache.Stats())
 	}
-	if a.guard != nil && a.guard.policy != nil {
-		ps := a.guard.policy.Stats()
-		out.Policy = &ps
-	}
+	out.Policy = a.policyStats()
 	out.Redis, out.ReplayRedis = a.redisStatuses(ctx)
 	return out
 }
@@ -267,9 +264,7 @@ func (c *catalogState) status(scrub func(string) string) catalogStatus {
 			s.LastError = &scrubbed
 		}
 	}
-	if rp := c.pipeline.Replayer; rp != nil {
-		s.Replay = &replayCounts{rp.Replays.Load(), rp.NonV7.Load()}
-	}
+	s.Replay = c.replayCounts()
 	return s
 }
 
