@@ -33,15 +33,21 @@ func (adminAPI) CaddyModule() caddy.ModuleInfo {
 
 // Routes returns the admin routes.
 func (adminAPI) Routes() []caddy.AdminRoute {
-	return []caddy.AdminRoute{
+	return append([]caddy.AdminRoute{
 		{Pattern: "/lakegate/cache/stats", Handler: caddy.AdminHandlerFunc(handleStats)},
 		{Pattern: "/lakegate/cache/purge", Handler: caddy.AdminHandlerFunc(handlePurge)},
-		{Pattern: "/lakegate/health/live", Handler: caddy.AdminHandlerFunc(handleLive)},
-		{Pattern: "/lakegate/health/ready", Handler: caddy.AdminHandlerFunc(handleReady)},
-		{Pattern: "/lakegate/status", Handler: caddy.AdminHandlerFunc(handleStatus)},
-		// The subtree: the page at /lakegate/ itself, 404 for the rest.
-		{Pattern: "/lakegate/", Handler: caddy.AdminHandlerFunc(handlePage)},
-	}
+	}, statusRoutes...)
+}
+
+// statusRoutes are the read-only health and status endpoints, served on
+// the admin endpoint and by lakegate_status. A pattern ending in "/" is a
+// subtree, as in http.ServeMux.
+var statusRoutes = []caddy.AdminRoute{
+	{Pattern: "/lakegate/health/live", Handler: caddy.AdminHandlerFunc(handleLive)},
+	{Pattern: "/lakegate/health/ready", Handler: caddy.AdminHandlerFunc(handleReady)},
+	{Pattern: "/lakegate/status", Handler: caddy.AdminHandlerFunc(handleStatus)},
+	// The subtree: the page at /lakegate/ itself, 404 for the rest.
+	{Pattern: "/lakegate/", Handler: caddy.AdminHandlerFunc(handlePage)},
 }
 
 // activeApp is the running config's lakegate app (it changes on reload).

@@ -50,23 +50,18 @@ func (h *StatusHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next c
 		writeAPIError(w, caddy.APIError{HTTPStatus: http.StatusForbidden, Message: "host not allowed: " + r.Host})
 		return nil
 	}
-	if err := serve(w, r); err != nil {
+	if err := serve.ServeHTTP(w, r); err != nil {
 		writeAPIError(w, err)
 	}
 	return nil
 }
 
-// statusRoute is the admin handler for path, or nil.
-func statusRoute(path string) caddy.AdminHandlerFunc {
-	switch {
-	case path == "/lakegate/health/live":
-		return handleLive
-	case path == "/lakegate/health/ready":
-		return handleReady
-	case path == "/lakegate/status":
-		return handleStatus
-	case strings.HasPrefix(path, "/lakegate/"):
-		return handlePage // the page, or a 404 for the rest of the subtree
+// statusRoute is the handler of statusRoutes for path, or nil.
+func statusRoute(path string) caddy.AdminHandler {
+	for _, rt := range statusRoutes {
+		if path == rt.Pattern || (strings.HasSuffix(rt.Pattern, "/") && strings.HasPrefix(path, rt.Pattern)) {
+			return rt.Handler
+		}
 	}
 	return nil
 }
