@@ -139,7 +139,8 @@ func TestTracingSpanPerLayer(t *testing.T) {
 		"catalogs": []any{map[string]any{"name": name, "remote": map[string]any{"url": backend.URL},
 			"cache": map[string]any{"max_age": "1m"}, "idempotency": map[string]any{}}},
 		"policy": map[string]any{"dir": dir, "package": "lakegate.telemetry_test", "reload_interval": "-1s"},
-	}, map[string]any{"handler": "tracing", "span": "gateway"}, map[string]any{"handler": "lakegate_iceberg"}))
+	}, map[string]any{"handler": "tracing", "span": "gateway"}, map[string]any{"handler": "lakegate_delta"},
+		map[string]any{"handler": "lakegate_iceberg"}))
 	p := base + "/v1/" + name
 	seedTables(t, p, "ns", "t")
 
@@ -155,7 +156,7 @@ func TestTracingSpanPerLayer(t *testing.T) {
 		require.NoError(t, err)
 		_, _ = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
-		require.Less(t, resp.StatusCode, 300)
+		require.Less(t, resp.StatusCode, 300, "%s %s", method, url)
 		return traceID
 	}
 	// server span, its child span of the named layer, and so on down.
@@ -201,4 +202,11 @@ func TestTracingSpanPerLayer(t *testing.T) {
 	commit := chain(commitID, "lakegate.iceberg", "lakegate.replay", "lakegate.cache", "lakegate.backend")
 	assert.Equal(t, "executed", attr(commit[2], "lakegate.replay"))
 	assert.Equal(t, "invalidated", attr(commit[3], "lakegate.cache"))
+
+	// The Delta door: its translator's calls run through the same pipeline.
+	existsID := traced(http.MethodHead, base+"/api/2.1/unity-catalog/delta/v1/catalogs/"+name+"/schemas/ns/tables/t", "")
+	exists := chain(existsID, "lakegate.delta", "lakegate.policy", "lakegate.translate", "lakegate.backend")
+	assert.Equal(t, "tableExists", attr(exists[1], "lakegate.operation"))
+	assert.Equal(t, "delta", attr(exists[1], "lakegate.api"))
+	assert.Equal(t, "tableExists", attr(exists[3], "lakegate.operation"), "the Iceberg operation it became")
 }
