@@ -47,7 +47,7 @@ var (
 	}, []string{"catalog"})
 	replays = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "lakegate", Name: "replay_outcomes_total",
-		Help: "Idempotency-Key outcomes, by catalog and outcome (executed, replayed, key-reused, in-progress, unknown, store-unavailable, bad-key).",
+		Help: "Idempotency-Key outcomes, by catalog and outcome (executed, replayed, resolved-applied, resolved-rerun, key-reused, in-progress, unknown, store-unavailable, bad-key).",
 	}, []string{"catalog", "outcome"})
 	policyDecisions = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "lakegate", Name: "policy_decisions_total",

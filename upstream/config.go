@@ -5,7 +5,11 @@ package upstream
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/lakegate/lakegate/duration"
 	"github.com/lakegate/lakegate/upstream/icerest"
@@ -25,6 +29,48 @@ type CatalogConfig struct {
 	Defaults  map[string]string `json:"defaults"`
 	Overrides map[string]string `json:"overrides"`
 	Endpoints []string          `json:"endpoints,omitempty"`
+	// IdempotencyKeyLifetime is set by a backend that dedupes
+	// Idempotency-Keys itself (ISO-8601, e.g. PT30M).
+	IdempotencyKeyLifetime string `json:"idempotency-key-lifetime,omitempty"`
+}
+
+// KeyLifetime is how long the backend keeps Idempotency-Keys; false when
+// it advertises none (or nothing lakegate can read).
+func (c *CatalogConfig) KeyLifetime() (time.Duration, bool) {
+	d, err := ParseISODuration(c.IdempotencyKeyLifetime)
+	return d, err == nil && d > 0
+}
+
+// ParseISODuration reads the time part of an ISO-8601 duration as the
+// spec uses it: PT30M, PT1H30M, PT45S, PT0.5S, P1D, P1DT2H.
+func ParseISODuration(s string) (time.Duration, error) {
+	rest, ok := strings.CutPrefix(strings.ToUpper(s), "P")
+	if !ok || rest == "" {
+		return 0, fmt.Errorf("not an ISO-8601 duration: %q", s)
+	}
+	var total time.Duration
+	inTime := false
+	for rest != "" {
+		if rest[0] == 'T' {
+			inTime, rest = true, rest[1:]
+			continue
+		}
+		i := strings.IndexAny(rest, "DHMS")
+		if i <= 0 {
+			return 0, fmt.Errorf("not an ISO-8601 duration: %q", s)
+		}
+		n, err := strconv.ParseFloat(rest[:i], 64)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("not an ISO-8601 duration: %q", s)
+		}
+		unit := map[byte]time.Duration{'D': 24 * time.Hour, 'H': time.Hour, 'M': time.Minute, 'S': time.Second}[rest[i]]
+		if (rest[i] == 'D') == inTime {
+			return 0, fmt.Errorf("not an ISO-8601 duration: %q", s)
+		}
+		total += time.Duration(n * float64(unit))
+		rest = rest[i+1:]
+	}
+	return total, nil
 }
 
 // Prefix is the backend's {prefix} ("" when it uses none). Nessie and

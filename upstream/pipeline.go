@@ -50,6 +50,9 @@ func NewPipeline(catalog string, backend Backend, opts ...PipelineOption) *Pipel
 	for _, o := range opts {
 		o(p)
 	}
+	if p.Replayer != nil {
+		p.Replayer.backend = backend
+	}
 	p.serve = p.chain()
 	return p
 }

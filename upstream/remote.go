@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
@@ -20,6 +21,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/google/uuid"
 	"go.opentelemetry.io/otel/attribute"
 	"go.uber.org/zap"
 
@@ -138,7 +140,7 @@ func (b *Remote) config(ctx context.Context, authz string) (*CatalogConfig, erro
 	if b.cached != nil && time.Since(b.cachedAt) < b.configTTL {
 		return b.cached, nil
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.configURL(), nil)
+	req, err := http.NewRequestWithContext(withoutDelivery(ctx), http.MethodGet, b.configURL(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -187,6 +189,7 @@ func (b *Remote) Serve(w http.ResponseWriter, r *http.Request, rt icerest.Route)
 	ctx, cancel := context.WithTimeout(r.Context(), b.timeout(rt.Operation))
 	defer cancel()
 	r = r.WithContext(ctx)
+	notYetSent(ctx)
 	authz := ""
 	if b.cfg.Auth.Mode == AuthPassthrough {
 		authz = r.Header.Get("Authorization") // the backend knows only the clients
@@ -271,6 +274,11 @@ func (b *Remote) outbound(r *http.Request, rt icerest.Route, cc *CatalogConfig) 
 		out.Body, out.ContentLength = http.NoBody, 0
 	}
 	copyRequestHeaders(out.Header, r.Header)
+	if key := r.Header.Get("Idempotency-Key"); key != "" {
+		if _, ok := cc.KeyLifetime(); ok {
+			out.Header.Set("Idempotency-Key", b.forwardedKey(r.Context(), key))
+		}
+	}
 	if b.cfg.Auth.Mode == AuthPassthrough {
 		if a := r.Header.Get("Authorization"); a != "" {
 			out.Header.Set("Authorization", a)
@@ -293,12 +301,26 @@ func translateQuery(q url.Values, sepEscaped string) (string, error) {
 	return q.Encode(), nil
 }
 
+// forwardedKey is the Idempotency-Key a backend that dedupes keys is
+// sent: a UUID derived from the caller's principal, the catalog and the
+// client's key. The backend sees every caller as lakegate's one
+// credential, so the client's own key would let one principal be replayed
+// another's answer; a retry of the same principal's key gets the same
+// derived key, so both layers dedupe it.
+func (b *Remote) forwardedKey(ctx context.Context, key string) string {
+	sum := sha256.Sum256([]byte(hashOf(caller.From(ctx).Principal, b.name, key)))
+	u, _ := uuid.FromBytes(sum[:16])
+	u[6] = u[6]&0x0f | 0x70 // version 7, as the spec asks of keys
+	u[8] = u[8]&0x3f | 0x80 // RFC 4122 variant
+	return u.String()
+}
+
 // forwardedRequestHeaders are the client headers a backend may see.
 // Everything else (cookies, the client's Authorization, hop-by-hop
-// headers) stays at the gateway.
+// headers, an Idempotency-Key: see forwardedKey) stays at the gateway.
 var forwardedRequestHeaders = []string{
 	"Content-Type", "Accept", "User-Agent",
-	"X-Iceberg-Access-Delegation", "Idempotency-Key", "If-None-Match", "If-Match",
+	"X-Iceberg-Access-Delegation", "If-None-Match", "If-Match",
 	"Traceparent", "Tracestate", "X-Client-Version", "X-Client-Git-Commit",
 }
 
@@ -434,7 +456,7 @@ func (b *Remote) send(req *http.Request, body []byte, refresh bool) (*http.Respo
 	if err := b.auth.authorize(out, body, refresh); err != nil {
 		return nil, err
 	}
-	return b.client.Do(out)
+	return b.client.Do(traceSent(out))
 }
 
 var errBackend5xx = errors.New("backend answered 5xx")

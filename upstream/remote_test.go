@@ -12,11 +12,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/lakegate/lakegate/caller"
 	"github.com/lakegate/lakegate/duration"
 	"github.com/lakegate/lakegate/upstream"
 	"github.com/lakegate/lakegate/upstream/icerest"
@@ -532,13 +534,14 @@ func TestRemoteHeaders(t *testing.T) {
 		"tracestate", "congo=t61rcWkgMzE",
 	}
 	forwarded := map[string]string{
-		"Idempotency-Key":             "0190b7e4-7c5c-7f7e-8d2e-5a3b1c2d3e4f",
 		"If-None-Match":               `"etag-1"`,
 		"X-Iceberg-Access-Delegation": "vended-credentials",
 		"Traceparent":                 "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
 		"Tracestate":                  "congo=t61rcWkgMzE",
 	}
-	never := []string{"Cookie", "Proxy-Authorization", "X-Forwarded-For", "X-Some-Client-Header"}
+	// A backend that does not advertise idempotency-key-lifetime is not
+	// sent the key (TestRemoteForwardsDerivedKeys).
+	never := []string{"Cookie", "Proxy-Authorization", "X-Forwarded-For", "X-Some-Client-Header", "Idempotency-Key"}
 
 	for _, mode := range []string{upstream.AuthNone, upstream.AuthPassthrough} {
 		t.Run(mode, func(t *testing.T) {
@@ -794,4 +797,49 @@ func TestRemoteBreakerTransitionsLogged(t *testing.T) {
 	assert.Equal(t, zap.WarnLevel, closed[0].Level)
 	assert.Equal(t, "half-open", closed[0].ContextMap()["from"])
 	assert.Equal(t, 2, logs.FilterMessageSnippet("circuit breaker").Len(), "nothing logged for half-open")
+}
+
+// A backend that dedupes keys itself (it advertises
+// idempotency-key-lifetime) is sent a key derived from the principal, the
+// catalog and the client's key: the same for a retry, never the client's
+// own, and different for another principal using the same key (the backend
+// sees every caller as lakegate's one credential).
+func TestRemoteForwardsDerivedKeys(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var keys []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/v1/config" {
+			_, _ = io.WriteString(w, `{"defaults":{},"overrides":{"prefix":"up"},"idempotency-key-lifetime":"PT30M"}`)
+			return
+		}
+		mu.Lock()
+		keys = append(keys, r.Header.Get("Idempotency-Key"))
+		mu.Unlock()
+		_, _ = io.WriteString(w, anyOKBody)
+	}))
+	t.Cleanup(srv.Close)
+	remote := newTestRemote(t, srv.URL, nil)
+	door := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rt, err := icerest.ParseRoute(r.Method, r.URL.EscapedPath(), icerest.UnitSeparator)
+		require.Nil(t, err)
+		r = r.WithContext(caller.With(r.Context(), caller.Caller{Principal: r.Header.Get("X-Principal")}))
+		remote.Serve(w, r, rt)
+	}))
+	t.Cleanup(door.Close)
+	const key = "0190b7e4-7c5c-7f7e-8d2e-5a3b1c2d3e4f"
+	for _, who := range []string{"alice", "alice", "bob"} {
+		a := call(t, "POST", door.URL+loadTablePath, commitBody, "Idempotency-Key", key, "X-Principal", who)
+		require.Equal(t, 200, a.Status, "%s", a.Body)
+	}
+	require.Len(t, keys, 3)
+	for _, k := range keys {
+		u, err := uuid.Parse(k)
+		require.NoError(t, err, k)
+		assert.Equal(t, uuid.Version(7), u.Version())
+		assert.NotEqual(t, key, k, "the client's own key reached the backend")
+	}
+	assert.Equal(t, keys[0], keys[1], "a retry is sent the same key")
+	assert.NotEqual(t, keys[0], keys[2], "two principals' keys collide at the backend")
 }

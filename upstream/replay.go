@@ -9,6 +9,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -37,6 +38,11 @@ type ReplayConfig struct {
 	// (default 1 MiB). A larger one is not kept: retries of its key are
 	// told it was applied (500 CommitStateUnknownException), never run.
 	MaxRecordBytes int `json:"max_record_bytes,omitempty"`
+	// MaxErrorRecords bounds how many refusals (4xx) one replica keeps
+	// per Lifetime (default 10,000); past it, and for a refusal body over
+	// 4 KiB, the claim is released instead: a refused request was not
+	// applied, so a retry may run it again.
+	MaxErrorRecords int `json:"max_error_records,omitempty"`
 }
 
 func (c ReplayConfig) withDefaults() ReplayConfig {
@@ -51,6 +57,9 @@ func (c ReplayConfig) withDefaults() ReplayConfig {
 	}
 	if c.MaxRecordBytes <= 0 {
 		c.MaxRecordBytes = defaultMaxRecordBytes
+	}
+	if c.MaxErrorRecords <= 0 {
+		c.MaxErrorRecords = defaultMaxErrorRecords
 	}
 	return c
 }
@@ -67,6 +76,11 @@ type Replayer struct {
 	catalog string
 	log     *zap.Logger
 
+	// backend is the catalog's backend, reached past the cache, to
+	// resolve outcomes left unknown (set by NewPipeline).
+	backend Backend
+	errors  errorBudget
+
 	Replays atomic.Int64 // responses served from the store
 	NonV7   atomic.Int64 // keys that are UUIDs but not version 7
 }
@@ -76,7 +90,9 @@ func NewReplayer(catalog string, store replay.Store, cfg ReplayConfig, log *zap.
 	if log == nil {
 		log = zap.NewNop()
 	}
-	return &Replayer{store: store, cfg: cfg.withDefaults(), catalog: catalog, log: log}
+	cfg = cfg.withDefaults()
+	return &Replayer{store: store, cfg: cfg, catalog: catalog, log: log,
+		errors: errorBudget{max: cfg.MaxErrorRecords, window: cfg.Lifetime.D()}}
 }
 
 // Lifetime is the advertised idempotency-key-lifetime.
@@ -163,9 +179,10 @@ func (g *Replayer) run(w http.ResponseWriter, r *http.Request, rt icerest.Route,
 			g.replay(w, r, rec)
 			return
 		case state == awaitUnknown:
-			g.outcome(r, "unknown")
-			outcomeUnknown(w, r)
-			return
+			if g.resolve(w, r, rt, key, body, next) {
+				return
+			}
+			continue // another request took it over, or it expired: look again
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			g.outcome(r, "in-progress")
@@ -218,20 +235,20 @@ func outcomeUnknown(w http.ResponseWriter, r *http.Request) {
 
 // execute runs the claimed request, detached from the client (a client
 // that gives up must not leave the outcome unrecorded), renewing the lease
-// while it runs, then finalizes or releases the claim. Before the request
-// can reach the backend its claim is marked sent: from then on the key is
-// never run again, and if its outcome cannot be stored, retries are told
-// the outcome is unknown.
+// while it runs, then settles the claim. Before the request can reach the
+// backend its claim is marked sent: from then on the key is never simply
+// run again.
 func (g *Replayer) execute(w http.ResponseWriter, r *http.Request, rt icerest.Route, key, owner, fp string, body []byte, next Handler) {
-	ctx := context.WithoutCancel(r.Context())
-	stop := make(chan struct{})
-	go g.heartbeat(key, owner, stop)
-	stopped := false
+	ctx, sent := withDelivery(context.WithoutCancel(r.Context()))
+	r = r.WithContext(ctx)
+	hb := g.heartbeat(key, owner)
 	// Deferred: if next panics, the outcome is unknown, so the claim is
-	// neither finalized nor released, and its lease lapses.
+	// neither finalized nor released; its lease lapses and a retry
+	// resolves it.
+	handedOff := false
 	defer func() {
-		if !stopped {
-			close(stop)
+		if !handedOff {
+			hb.stop()
 		}
 	}()
 	if err := g.store.MarkSent(ctx, key, owner, g.cfg.Lease.D(), g.cfg.Lifetime.D()); err != nil {
@@ -244,25 +261,67 @@ func (g *Replayer) execute(w http.ResponseWriter, r *http.Request, rt icerest.Ro
 	g.outcome(r, "executed")
 	rw := &recorder{StatusWriter: StatusWriter{ResponseWriter: w}}
 	next(rw, r, rt)
-	if !finalizable(rw.Status()) {
-		// The spec's rule: 5xx and retryable 4xx are not finalized. If the
-		// release fails, the sent claim lapses into "outcome unknown".
-		if err := g.store.Release(ctx, key, owner); err != nil {
-			g.log.Warn("releasing an idempotency claim", zap.Error(err))
-		}
-		return
+	handedOff = g.settle(ctx, key, owner, fp, rw, sent, hb)
+}
+
+// settle ends a claim by what its request's answer proves:
+//   - a success or a deterministic refusal is stored and replayed;
+//   - a request lakegate knows never reached the backend, or that the
+//     backend refused unapplied (401/403/408/419/429, 501), is released,
+//     so a retry runs it;
+//   - anything else (a 5xx, a timeout, a connection broken after the
+//     request was handed to it) may have been applied: the claim stays,
+//     "outcome unknown", and a retry resolves it (resolve) instead of
+//     running it blindly. A rule written for servers, "5xx is not
+//     finalized", would let a retry apply twice through a gateway.
+//
+// It reports whether the heartbeat was handed to a goroutine that still
+// stores the outcome.
+func (g *Replayer) settle(ctx context.Context, key, owner, fp string, rw *recorder, sent *delivery, hb *heartbeat) bool {
+	status := rw.Status()
+	switch {
+	case finalizable(status) && status >= 400 && !g.errors.keep(rw.body.Len()):
+		g.release(ctx, key, owner, hb)
+	case finalizable(status):
+		return g.finalize(ctx, key, owner, g.finalRecord(fp, rw), hb)
+	case !sent.maySent() || refusedUnapplied(status):
+		g.release(ctx, key, owner, hb)
+	default:
+		g.giveUp(ctx, key, owner, hb)
 	}
-	rec := g.finalRecord(fp, rw)
+	return false
+}
+
+func (g *Replayer) release(ctx context.Context, key, owner string, hb *heartbeat) {
+	hb.stop()
+	if err := g.store.Release(ctx, key, owner); err != nil {
+		// The claim is marked sent: if it cannot be released it lapses
+		// into "outcome unknown", which a retry resolves.
+		g.log.Warn("releasing an idempotency claim", zap.Error(err))
+	}
+}
+
+// giveUp leaves a sent claim whose outcome is unknown to a retry: its
+// lease ends now, and the record keeps the key's lifetime.
+func (g *Replayer) giveUp(ctx context.Context, key, owner string, hb *heartbeat) {
+	hb.stop()
+	_ = g.store.Extend(ctx, key, owner, 0) // if this fails, the lease lapses by itself
+}
+
+// finalize stores the outcome; if the store fails it keeps trying in the
+// background, the lease renewed, so that a retry meanwhile waits rather
+// than finding the outcome unknown. It reports whether it went on in the
+// background.
+func (g *Replayer) finalize(ctx context.Context, key, owner string, rec replay.Record, hb *heartbeat) bool {
 	if err := g.store.Finalize(ctx, key, owner, rec, g.cfg.Lifetime.D()); err == nil {
-		return
+		hb.stop()
+		return false
 	}
-	// The store failed: keep trying in the background, the lease renewed,
-	// so that a retry meanwhile waits rather than being told "unknown".
-	stopped = true
 	go func() {
-		defer close(stop)
+		defer hb.stop()
 		g.finalizeLater(ctx, key, owner, rec)
 	}()
+	return true
 }
 
 // finalizeLater retries storing an outcome, with backoff, for about one
@@ -283,17 +342,35 @@ func (g *Replayer) finalizeLater(ctx context.Context, key, owner string, rec rep
 	}
 }
 
-func (g *Replayer) heartbeat(key, owner string, stop <-chan struct{}) {
-	t := time.NewTicker(g.cfg.Lease.D() / 3)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-			_ = g.store.Extend(context.Background(), key, owner, g.cfg.Lease.D())
+// heartbeat renews a claim's lease while its request runs.
+type heartbeat struct {
+	done, exited chan struct{}
+	once         sync.Once
+}
+
+func (g *Replayer) heartbeat(key, owner string) *heartbeat {
+	hb := &heartbeat{done: make(chan struct{}), exited: make(chan struct{})}
+	go func() {
+		defer close(hb.exited)
+		t := time.NewTicker(g.cfg.Lease.D() / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-hb.done:
+				return
+			case <-t.C:
+				_ = g.store.Extend(context.Background(), key, owner, g.cfg.Lease.D())
+			}
 		}
-	}
+	}()
+	return hb
+}
+
+// stop ends the renewals and waits until none is in flight, so that a
+// renewal cannot land after the lease was ended (giveUp).
+func (hb *heartbeat) stop() {
+	hb.once.Do(func() { close(hb.done) })
+	<-hb.exited
 }
 
 // storeDown refuses a keyed mutation when its key cannot be guarded: a
@@ -320,13 +397,21 @@ func (g *Replayer) checkKey(key string) error {
 }
 
 // finalizable: success and deterministic terminal 4xx are stored; 5xx and
-// auth failures are not, so the client may retry.
+// refusals a retry may get past (auth, throttling) are not.
 func finalizable(status int) bool {
+	return status < 500 && !refusedUnapplied(status)
+}
+
+// refusedUnapplied are answers by which the backend (or lakegate) says it
+// did not apply the request and a retry may succeed: authentication,
+// authorization, throttling, and an operation it does not implement.
+func refusedUnapplied(status int) bool {
 	switch status {
-	case http.StatusUnauthorized, http.StatusForbidden, http.StatusRequestTimeout, 419, http.StatusTooManyRequests:
-		return false
+	case http.StatusUnauthorized, http.StatusForbidden, http.StatusRequestTimeout, 419, http.StatusTooManyRequests,
+		http.StatusNotImplemented:
+		return true
 	}
-	return status < 500
+	return false
 }
 
 func keptHeaders(h http.Header) http.Header {

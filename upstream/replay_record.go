@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -21,9 +22,13 @@ import (
 // not kept at all: its record says only that the request was applied.
 
 const (
-	compressAbove         = 1 << 10
-	defaultMaxRecordBytes = 1 << 20
-	encodingGzip          = "gzip"
+	compressAbove          = 1 << 10
+	defaultMaxRecordBytes  = 1 << 20
+	defaultMaxErrorRecords = 10_000
+	// maxErrorRecordBytes bounds a kept refusal's body (Iceberg error
+	// bodies are a few hundred bytes).
+	maxErrorRecordBytes = 4 << 10
+	encodingGzip        = "gzip"
 )
 
 // finalRecord is the stored outcome of a finished request.
@@ -97,4 +102,36 @@ func gzipped(b []byte) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// errorBudget bounds the refusals (4xx) one replica keeps per window
+// (the key lifetime): a client sending many unique keys with bad requests
+// cannot fill the replay store. A refusal not kept is released, which is
+// safe (it was not applied) but not the spec's promise: a retry of it
+// runs again and may now succeed.
+type errorBudget struct {
+	max    int
+	window time.Duration
+
+	mu    sync.Mutex
+	start time.Time
+	used  int
+}
+
+// keep reports whether a refusal with a body of n bytes may be stored,
+// counting it when so.
+func (b *errorBudget) keep(n int) bool {
+	if n > maxErrorRecordBytes {
+		return false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if now := time.Now(); now.Sub(b.start) >= b.window {
+		b.start, b.used = now, 0
+	}
+	if b.used >= b.max {
+		return false
+	}
+	b.used++
+	return true
 }

@@ -151,7 +151,9 @@ func TestReplaySemantics(t *testing.T) {
 				assert.True(t, second.replayed)
 				assert.Equal(t, int64(1), b.hits.Load())
 			})
-			t.Run("a 5xx is not stored: the retry reaches the backend", func(t *testing.T) {
+			t.Run("a 5xx that may have been applied is never run again", func(t *testing.T) {
+				// A handler that says nothing of delivery is taken to have
+				// received the request: its 5xx leaves the outcome unknown.
 				b := &countingBackend{}
 				b.status.Store(http.StatusServiceUnavailable)
 				srv, _ := replayServer(t, newStore(), upstream.ReplayConfig{}, b)
@@ -160,9 +162,22 @@ func TestReplaySemantics(t *testing.T) {
 				b.status.Store(http.StatusOK)
 				second, _ := commit(t, ctx, srv.URL, key, "alice", `{}`)
 				assert.Equal(t, http.StatusServiceUnavailable, first.status)
-				assert.Equal(t, http.StatusOK, second.status)
-				assert.False(t, second.replayed)
-				assert.Equal(t, int64(2), b.hits.Load())
+				assert.Equal(t, http.StatusInternalServerError, second.status, second.body)
+				assert.Equal(t, icerest.CommitStateUnknown, second.errType)
+				assert.Equal(t, int64(1), b.hits.Load(), "the retry ran the commit again")
+			})
+			t.Run("a refusal that applied nothing is released: the retry runs", func(t *testing.T) {
+				for _, status := range []int{http.StatusUnauthorized, http.StatusTooManyRequests, http.StatusNotImplemented} {
+					b := &countingBackend{}
+					b.status.Store(int64(status))
+					srv, _ := replayServer(t, newStore(), upstream.ReplayConfig{}, b)
+					key := uuid.Must(uuid.NewV7()).String()
+					_, _ = commit(t, ctx, srv.URL, key, "alice", `{}`)
+					b.status.Store(http.StatusOK)
+					second, _ := commit(t, ctx, srv.URL, key, "alice", `{}`)
+					assert.Equal(t, http.StatusOK, second.status, "%d: %s", status, second.body)
+					assert.Equal(t, int64(2), b.hits.Load(), "%d", status)
+				}
 			})
 			t.Run("another principal's key is not replayable", func(t *testing.T) {
 				b := &countingBackend{}

@@ -162,6 +162,19 @@ func (m *Memory) Release(_ context.Context, key, owner string) error {
 	return nil
 }
 
+// TakeOver implements Store.
+func (m *Memory) TakeOver(_ context.Context, key, owner string, lease time.Duration) (Record, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.live(key)
+	if !ok || !e.rec.Lapsed(time.Now()) {
+		return e.rec, false, nil
+	}
+	e.rec.Owner, e.rec.LeaseUntil = owner, time.Now().Add(lease).UnixMilli()
+	m.put(key, e)
+	return e.rec, true, nil
+}
+
 // Close stops the sweeper.
 func (m *Memory) Close() error {
 	close(m.stop)

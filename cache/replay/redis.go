@@ -105,7 +105,42 @@ end
 redis.call("SET", KEYS[1], ARGV[2], "PX", ARGV[3])
 return 1`)
 	releaseScript = redis.NewScript(ownerIs + `return redis.call("DEL", KEYS[1])`)
+	// Only a lapsed sent claim changes hands; its TTL (the key's lifetime)
+	// stays. The record is returned either way, as the caller needs it.
+	takeOverScript = redis.NewScript(`local cur = redis.call("GET", KEYS[1])
+if not cur then return {0, false} end
+local ok, rec = pcall(cjson.decode, cur)
+if not ok then return {0, cur} end
+local now = tonumber(ARGV[3])
+if not rec["sent"] or rec["final"] or (tonumber(rec["lease_until"]) or 0) >= now then return {0, cur} end
+rec["owner"] = ARGV[1]
+rec["lease_until"] = now + tonumber(ARGV[2])
+local out = cjson.encode(rec)
+redis.call("SET", KEYS[1], out, "KEEPTTL")
+return {1, out}`)
 )
+
+// TakeOver implements Store.
+func (s *Redis) TakeOver(ctx context.Context, key, owner string, lease time.Duration) (Record, bool, error) {
+	res, err := takeOverScript.Run(ctx, s.client, []string{s.k(key)}, owner, lease.Milliseconds(),
+		time.Now().UnixMilli()).Slice()
+	if err != nil {
+		return Record{}, false, unavailable(err)
+	}
+	if len(res) != 2 {
+		return Record{}, false, fmt.Errorf("replay record %s: unexpected take-over answer", key)
+	}
+	raw, _ := res[1].(string)
+	if raw == "" {
+		return Record{}, false, nil
+	}
+	var rec Record
+	if err := json.Unmarshal([]byte(raw), &rec); err != nil {
+		return Record{}, false, fmt.Errorf("corrupt replay record %s: %w", key, err)
+	}
+	won, _ := res[0].(int64)
+	return rec, won == 1, nil
+}
 
 // Extend implements Store.
 func (s *Redis) Extend(ctx context.Context, key, owner string, lease time.Duration) error {

@@ -39,6 +39,12 @@ type Record struct {
 	Created time.Time `json:"created"`
 }
 
+// Lapsed reports a sent claim whose holder is gone: its outcome is
+// unknown, and TakeOver may hand it to a request that resolves it.
+func (r Record) Lapsed(now time.Time) bool {
+	return r.Sent && !r.Final && now.UnixMilli() > r.LeaseUntil
+}
+
 // ErrClaimLost is MarkSent's answer when the claim is no longer the
 // caller's (its lease ran out and another request took it).
 var ErrClaimLost = errors.New("idempotency claim lost")
@@ -68,5 +74,11 @@ type Store interface {
 	Finalize(ctx context.Context, key, owner string, rec Record, ttl time.Duration) error
 	// Release drops the claim held by owner, so the key may be retried.
 	Release(ctx context.Context, key, owner string) error
+	// TakeOver hands a sent claim whose holder is gone (its lease passed:
+	// it gave up or died, and the outcome is unknown) to owner, with a new
+	// lease; the record keeps its lifetime, fingerprint and creation time.
+	// Of several callers at once, one wins: it returns (rec, true). Else it
+	// returns the current record and false (not found: the zero Record).
+	TakeOver(ctx context.Context, key, owner string, lease time.Duration) (Record, bool, error)
 	Close() error
 }

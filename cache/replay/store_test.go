@@ -65,6 +65,40 @@ func storeContract(t *testing.T, open func(t *testing.T) replay.Store) {
 		assert.False(t, claimed, "a sent key is never claimed again")
 		require.ErrorIs(t, s.MarkSent(ctx, "gone", "a", time.Second, time.Minute), replay.ErrClaimLost)
 	})
+	t.Run("only a lapsed sent claim is taken over, by one caller", func(t *testing.T) {
+		s := open(t)
+		_, ok, err := s.TakeOver(ctx, "none", "x", time.Minute)
+		require.NoError(t, err)
+		assert.False(t, ok, "nothing to take over")
+		_, _, err = s.Claim(ctx, "k", replay.Record{Fingerprint: "fp", Owner: "a"}, time.Minute)
+		require.NoError(t, err)
+		_, ok, err = s.TakeOver(ctx, "k", "x", time.Minute)
+		require.NoError(t, err)
+		assert.False(t, ok, "an unsent claim is not taken over")
+		require.NoError(t, s.MarkSent(ctx, "k", "a", time.Minute, time.Minute))
+		_, ok, err = s.TakeOver(ctx, "k", "x", time.Minute)
+		require.NoError(t, err)
+		assert.False(t, ok, "a live holder keeps its claim")
+		require.NoError(t, s.Extend(ctx, "k", "a", 0)) // the holder gives up
+		time.Sleep(5 * time.Millisecond)
+		won := 0
+		for _, owner := range []string{"b", "c"} {
+			rec, ok, err := s.TakeOver(ctx, "k", owner, time.Minute)
+			require.NoError(t, err)
+			assert.Equal(t, "fp", rec.Fingerprint)
+			if ok {
+				won++
+				assert.Equal(t, owner, rec.Owner)
+				assert.True(t, rec.Sent)
+			}
+		}
+		assert.Equal(t, 1, won)
+		rec, ok, err := s.Get(ctx, "k")
+		require.NoError(t, err)
+		require.True(t, ok)
+		assert.Equal(t, "b", rec.Owner)
+		assert.False(t, rec.Lapsed(time.Now()))
+	})
 	t.Run("finalize by owner only, then replayable", func(t *testing.T) {
 		s := open(t)
 		_, _, err := s.Claim(ctx, "k", replay.Record{Fingerprint: "fp", Owner: "a"}, time.Minute)

@@ -1,0 +1,295 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/lakegate/lakegate/cache/replay"
+	"github.com/lakegate/lakegate/upstream/icerest"
+)
+
+// A keyed request whose outcome is unknown (it reached the backend, then
+// failed with a 5xx, a timeout or a broken connection, or its gateway
+// died) is resolved by the first retry, rather than run again blindly or
+// refused for the key's whole lifetime:
+//
+//   - A backend that dedupes keys itself (it advertises
+//     idempotency-key-lifetime, and the key is younger than that) is sent
+//     the request again with the same forwarded key: it answers from its
+//     own record if the first one was applied.
+//   - A table commit (updateTable) that adds snapshots landed if and only
+//     if the table holds those snapshot ids: clients choose them at random
+//     from 2^63, so no other commit adds the same one. If it landed, the
+//     retry is answered with the table as it is now, which includes it.
+//   - If those snapshots are not there, the first request may still be on
+//     its way (a slow backend that does not cancel on disconnect). The
+//     commit is run again only when it excludes itself: every branch it
+//     moves is asserted (assert-ref-snapshot-id) at the snapshot it
+//     replaces, or it asserts that the table does not exist yet
+//     (assert-create). Then whichever copy lands first makes the other's
+//     requirement fail, so the backend applies it once. A copy that fails
+//     that way (409) is looked up again: landed, it is answered as such;
+//     not found, the outcome stays unknown (the snapshot may since have
+//     been expired), never a 409 that would make a client commit again.
+//   - Anything else (property, schema or view changes, namespace and
+//     table creation without a client-chosen id, transactions) cannot be
+//     decided from what a catalog shows: the retry gets 500
+//     CommitStateUnknownException for the key's lifetime.
+//
+// This relies on the backend checking a commit's requirements atomically
+// with applying it, as the spec requires; a backend that does not can
+// apply a commit twice whatever lakegate does.
+
+// resolve takes over the key's unknown outcome and answers the retry. It
+// reports false when another request took the key over first (or its
+// record expired): the caller looks again.
+func (g *Replayer) resolve(w http.ResponseWriter, r *http.Request, rt icerest.Route, key string, body []byte, next Handler) bool {
+	ctx := r.Context()
+	owner := randomToken()
+	rec, won, err := g.store.TakeOver(ctx, key, owner, g.cfg.Lease.D())
+	if err != nil {
+		g.storeDown(w, r, err)
+		return true
+	}
+	if !won {
+		return false
+	}
+	ctx, sent := withDelivery(context.WithoutCancel(ctx))
+	r = r.WithContext(ctx)
+	hb := g.heartbeat(key, owner)
+	handedOff := false
+	defer func() {
+		if !handedOff {
+			hb.stop()
+		}
+	}()
+	v := g.verdict(ctx, r, rt, body, rec)
+	switch {
+	case v.landed != nil:
+		handedOff = g.answerLanded(w, r, key, owner, rec.Fingerprint, v.landed, hb)
+	case v.rerun:
+		g.outcome(r, "resolved-rerun")
+		rw := &recorder{StatusWriter: StatusWriter{ResponseWriter: w}}
+		if v.recheck == nil {
+			next(rw, r, rt)
+			handedOff = g.settle(ctx, key, owner, rec.Fingerprint, rw, sent, hb)
+			return true
+		}
+		held := Capture(next, r, rt)
+		if held.Status == http.StatusConflict {
+			if landed := v.recheck(); landed != nil {
+				handedOff = g.answerLanded(w, r, key, owner, rec.Fingerprint, landed, hb)
+				return true
+			}
+			// Refused, and its first copy not found: that copy may have
+			// landed and been expired since. Not a 409: the client would
+			// commit again.
+			g.giveUp(ctx, key, owner, hb)
+			outcomeUnknown(w, r)
+			return true
+		}
+		held.WriteTo(rw)
+		handedOff = g.settle(ctx, key, owner, rec.Fingerprint, rw, sent, hb)
+	default:
+		g.outcome(r, "unknown")
+		g.giveUp(ctx, key, owner, hb)
+		outcomeUnknown(w, r)
+	}
+	return true
+}
+
+// answerLanded answers a retry whose first request was found applied, and
+// stores that answer for the retries after it.
+func (g *Replayer) answerLanded(w http.ResponseWriter, r *http.Request, key, owner, fp string, body []byte, hb *heartbeat) bool {
+	g.outcome(r, "resolved-applied")
+	g.Replays.Add(1)
+	rw := &recorder{StatusWriter: StatusWriter{ResponseWriter: w}}
+	rw.Header().Set("Content-Type", "application/json")
+	rw.Header().Set(ReplayedHeader, "true")
+	rw.WriteHeader(http.StatusOK)
+	_, _ = rw.Write(body)
+	return g.finalize(r.Context(), key, owner, g.finalRecord(fp, rw), hb)
+}
+
+// verdict is what lakegate could find out about an unknown outcome.
+type verdict struct {
+	// landed is the answer to send when the request was applied.
+	landed []byte
+	// rerun: running the request again cannot apply it twice.
+	rerun bool
+	// recheck, for a rerun refused with 409, looks again whether the
+	// first copy landed (its answer, or nil).
+	recheck func() []byte
+}
+
+func (g *Replayer) verdict(ctx context.Context, r *http.Request, rt icerest.Route, body []byte, rec replay.Record) verdict {
+	if g.backendDedupes(ctx, rec.Created) {
+		return verdict{rerun: true}
+	}
+	if rt.Operation != icerest.OpUpdateTable || g.backend == nil {
+		return verdict{}
+	}
+	plan, ok := planOf(body)
+	if !ok {
+		return verdict{}
+	}
+	look := func() (landed []byte, absent bool) { return g.lookUp(r, rt, plan) }
+	landed, absent := look()
+	switch {
+	case landed != nil:
+		return verdict{landed: landed}
+	case absent && plan.excludesItself():
+		return verdict{rerun: true, recheck: func() []byte { l, _ := look(); return l }}
+	}
+	return verdict{}
+}
+
+// backendDedupes reports whether the backend advertises Idempotency-Key
+// support for at least as long as the key has lived (lakegate forwards
+// the key to such a backend, so a second send is answered from its
+// record).
+func (g *Replayer) backendDedupes(ctx context.Context, created time.Time) bool {
+	if g.backend == nil {
+		return false
+	}
+	cc, err := g.backend.Config(ctx)
+	if err != nil || cc == nil {
+		return false
+	}
+	life, ok := cc.KeyLifetime()
+	// A margin for clocks and for the time the first send took.
+	return ok && time.Since(created) < life-time.Minute
+}
+
+// commitPlan is what a table commit's body says that lets lakegate find
+// it in the table afterwards.
+type commitPlan struct {
+	snapshots    []int64         // ids of the snapshots it adds
+	assertCreate bool            // it creates the table
+	uuid         string          // the table uuid it assigns, if any
+	moved        map[string]bool // branches and tags it points elsewhere
+	asserted     map[string]bool // refs it asserts at a snapshot id (or absent)
+}
+
+func planOf(body []byte) (commitPlan, bool) {
+	var c struct {
+		Requirements []struct {
+			Type string `json:"type"`
+			Ref  string `json:"ref"`
+		} `json:"requirements"`
+		Updates []struct {
+			Action   string `json:"action"`
+			RefName  string `json:"ref-name"`
+			UUID     string `json:"uuid"`
+			Snapshot *struct {
+				ID *int64 `json:"snapshot-id"`
+			} `json:"snapshot"`
+		} `json:"updates"`
+	}
+	if json.Unmarshal(body, &c) != nil {
+		return commitPlan{}, false
+	}
+	p := commitPlan{moved: map[string]bool{}, asserted: map[string]bool{}}
+	for _, q := range c.Requirements {
+		switch q.Type {
+		case "assert-create":
+			p.assertCreate = true
+		case "assert-ref-snapshot-id":
+			p.asserted[q.Ref] = true
+		}
+	}
+	for _, u := range c.Updates {
+		switch u.Action {
+		case "add-snapshot":
+			if u.Snapshot == nil || u.Snapshot.ID == nil {
+				return commitPlan{}, false
+			}
+			p.snapshots = append(p.snapshots, *u.Snapshot.ID)
+		case "set-snapshot-ref":
+			p.moved[u.RefName] = true
+		case "assign-uuid":
+			p.uuid = u.UUID
+		}
+	}
+	return p, len(p.snapshots) > 0 || (p.assertCreate && p.uuid != "")
+}
+
+// excludesItself: once one copy of the commit is applied, every other
+// copy's requirements fail.
+func (p commitPlan) excludesItself() bool {
+	if p.assertCreate {
+		return true
+	}
+	if len(p.moved) == 0 {
+		return false
+	}
+	for ref := range p.moved {
+		if !p.asserted[ref] {
+			return false
+		}
+	}
+	return true
+}
+
+// lookUp loads the table from the backend (past the cache) and tells
+// whether the commit is in it: its answer as a commit response when it
+// is, absent when the table shows it is not, neither when it cannot tell.
+func (g *Replayer) lookUp(r *http.Request, rt icerest.Route, p commitPlan) (landed []byte, absent bool) {
+	load := rt
+	load.Operation = icerest.OpLoadTable
+	req, err := http.NewRequestWithContext(withoutDelivery(r.Context()), http.MethodGet, "/", http.NoBody)
+	if err != nil {
+		return nil, false
+	}
+	held := Capture(g.backend.Serve, req, load)
+	switch {
+	case held.Status == http.StatusNotFound:
+		return nil, p.assertCreate
+	case held.Status != http.StatusOK:
+		g.log.Info("an unknown commit outcome could not be looked up",
+			zap.String("catalog", g.catalog), zap.Int("status", held.Status))
+		return nil, false
+	}
+	var t struct {
+		Location string `json:"metadata-location"`
+		Metadata struct {
+			UUID      string `json:"table-uuid"`
+			Snapshots []struct {
+				ID int64 `json:"snapshot-id"`
+			} `json:"snapshots"`
+		} `json:"metadata"`
+	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(held.Body.Bytes(), &top) != nil || json.Unmarshal(held.Body.Bytes(), &t) != nil {
+		return nil, false
+	}
+	if p.uuid != "" && t.Metadata.UUID != p.uuid {
+		return nil, false // another table of that name: nothing to tell
+	}
+	have := map[int64]bool{}
+	for _, s := range t.Metadata.Snapshots {
+		have[s.ID] = true
+	}
+	found := 0
+	for _, id := range p.snapshots {
+		if have[id] {
+			found++
+		}
+	}
+	switch {
+	case found == len(p.snapshots):
+		out, err := json.Marshal(map[string]json.RawMessage{
+			"metadata-location": top["metadata-location"], "metadata": top["metadata"]})
+		if err != nil {
+			return nil, false
+		}
+		return out, false
+	case found == 0:
+		return nil, true
+	}
+	return nil, false // some but not all: not a state a commit leaves
+}
