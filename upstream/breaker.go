@@ -77,6 +77,14 @@ func newBreaker(name string, cfg Breaker, log *zap.Logger) *breaker {
 // errNotCounted marks a result the breaker counts neither way.
 var errNotCounted = errors.New("not counted by the breaker")
 
+// notCountedError is a failure the breaker does not count, because a
+// probe showed the backend healthy: it was the request's own.
+type notCountedError struct{ err error }
+
+func (e *notCountedError) Error() string        { return e.err.Error() }
+func (e *notCountedError) Unwrap() error        { return e.err }
+func (e *notCountedError) Is(target error) bool { return target == errNotCounted }
+
 // unhealthy tells whether a backend's answer to op counts as a failure.
 func (cfg Breaker) unhealthy(status int, op string) bool {
 	switch status {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 )
 
@@ -71,3 +72,49 @@ var (
 	_ HealthReporter = (*Remote)(nil)
 	_ HealthReporter = (*Local)(nil)
 )
+
+// Probes that decide whether a failure counts in the breaker: one at a
+// time, its answer shared by the failures of the next probeFresh.
+const (
+	probeTimeout = 2 * time.Second
+	probeFresh   = time.Second
+)
+
+// prober runs health probes for the breaker, coalesced: failures that
+// come together wait for one probe rather than each sending their own.
+type prober struct {
+	mu   sync.Mutex
+	at   time.Time // when the last probe ended
+	ok   bool
+	busy chan struct{} // closed when the probe in flight ends; nil if none
+}
+
+// healthy reports whether probe succeeds now (or did within probeFresh).
+func (p *prober) healthy(probe func(context.Context) error) bool {
+	p.mu.Lock()
+	if time.Since(p.at) < probeFresh {
+		ok := p.ok
+		p.mu.Unlock()
+		return ok
+	}
+	if wait := p.busy; wait != nil {
+		p.mu.Unlock()
+		<-wait
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.ok
+	}
+	done := make(chan struct{})
+	p.busy = done
+	p.mu.Unlock()
+
+	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+	err := probe(ctx)
+	cancel()
+
+	p.mu.Lock()
+	p.at, p.ok, p.busy = time.Now(), err == nil, nil
+	p.mu.Unlock()
+	close(done)
+	return err == nil
+}

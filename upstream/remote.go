@@ -49,6 +49,7 @@ type Remote struct {
 	configTTL time.Duration
 
 	lastErr atomic.Pointer[BackendError]
+	prober  prober
 }
 
 // NewRemote prepares a remote backend; it does not contact it.
@@ -392,7 +393,7 @@ func (b *Remote) breakerCall(req *http.Request, op string, body []byte) (*http.R
 	res, err := execute(b.breaker, func() (result, error) {
 		resp, err := b.sendWithRetry(req, body)
 		if err != nil {
-			return result{}, err
+			return result{}, b.blame(err)
 		}
 		defer resp.Body.Close()
 		data, err := readBody(resp)
@@ -400,20 +401,45 @@ func (b *Remote) breakerCall(req *http.Request, op string, body []byte) (*http.R
 			err = fmt.Errorf("backend response exceeds %d bytes", maxResponse)
 		}
 		if err != nil {
-			return result{}, &responseCutError{err}
+			return result{}, b.blame(&responseCutError{err})
 		}
 		switch {
+		case resp.StatusCode == http.StatusInternalServerError && b.cfg.Breaker.unhealthy(resp.StatusCode, op):
+			return result{resp, data}, errBackend5xx // count_read_500: the operator's choice, not probed
 		case b.cfg.Breaker.unhealthy(resp.StatusCode, op):
-			return result{resp, data}, errBackend5xx
+			return result{resp, data}, b.blame(errBackend5xx)
 		case resp.StatusCode >= 500:
 			return result{resp, data}, errNotCounted
 		}
 		return result{resp, data}, nil
 	})
+	var own *notCountedError
+	if errors.As(err, &own) {
+		err = own.err
+	}
 	if errors.Is(err, errBackend5xx) || errors.Is(err, errNotCounted) {
 		return res.resp, res.body, nil // the answer still goes back
 	}
 	return res.resp, res.body, err
+}
+
+// blame decides whether a failed call counts against the backend's health
+// in the breaker. One client must not be able to open the breaker for
+// everyone with requests that crash or fail only themselves, so:
+//   - a refused connection and a timeout count: the backend is not there,
+//     or hangs (probing a hung backend would only lengthen the outage);
+//   - a connection broken after the request was sent, or a 502/503/504
+//     answer, counts only if a probe of /v1/config fails as well; if the
+//     backend answers the probe, the failure was this request's own.
+func (b *Remote) blame(err error) error {
+	var auth *authError
+	if isConnError(err) || isTimeout(err) || errors.Is(err, context.Canceled) || errors.As(err, &auth) {
+		return err
+	}
+	if b.prober.healthy(b.Probe) {
+		return &notCountedError{err}
+	}
+	return err
 }
 
 // noteFailure keeps a call's failure (no answer, why; or a 5xx) for the
@@ -454,12 +480,19 @@ func (b *Remote) send(req *http.Request, body []byte, refresh bool) (*http.Respo
 	}
 	telemetry.Inject(out.Context(), out.Header)
 	if err := b.auth.authorize(out, body, refresh); err != nil {
-		return nil, err
+		return nil, &authError{err}
 	}
 	return b.client.Do(traceSent(out))
 }
 
 var errBackend5xx = errors.New("backend answered 5xx")
+
+// authError is a failure to get lakegate's own credentials for the
+// backend (a token endpoint refusing them): the request was not sent.
+type authError struct{ err error }
+
+func (e *authError) Error() string { return e.err.Error() }
+func (e *authError) Unwrap() error { return e.err }
 
 // responseCutError marks a response whose body broke off: the request
 // reached the backend, so a write's outcome is unknown.

@@ -607,17 +607,28 @@ func TestRemoteBreaker(t *testing.T) {
 	t.Parallel()
 	var mode, hits atomic.Int32 // mode: the status the backend answers
 	mode.Store(200)
-	backend := fakeBackend(t, func(w http.ResponseWriter, _ *http.Request) {
-		hits.Add(1)
+	// A backend in trouble answers its /v1/config (the breaker's probe)
+	// with the same 502/503/504; its 4xx and 500 are answers to requests.
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		switch code := int(mode.Load()); code {
+		code := int(mode.Load())
+		if r.URL.Path == "/v1/config" {
+			if code >= 502 {
+				w.WriteHeader(code)
+			}
+			_, _ = io.WriteString(w, upConfig)
+			return
+		}
+		hits.Add(1)
+		switch code {
 		case 200:
 			_, _ = io.WriteString(w, tableOKBody)
 		default:
 			w.WriteHeader(code)
 			_, _ = io.WriteString(w, `{"error":{"message":"m","type":"T","code":`+itoa(code)+`}}`)
 		}
-	})
+	}))
+	t.Cleanup(backend.Close)
 	gw := gateway(t, backend.URL, func(c *upstream.RemoteConfig) {
 		c.Breaker = upstream.Breaker{Failures: 3, Timeout: duration.Duration(500 * time.Millisecond)}
 	})
@@ -715,11 +726,19 @@ func TestRemoteBreaker(t *testing.T) {
 // Timeouts and dropped connections count as failures too.
 func TestRemoteBreakerConnectionFailures(t *testing.T) {
 	t.Parallel()
-	var hits atomic.Int32
-	backend := fakeBackend(t, func(w http.ResponseWriter, r *http.Request) {
-		hits.Add(1)
+	var hits, configs atomic.Int32
+	// It answers its first /v1/config, then drops every connection.
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/config" && configs.Add(1) == 1 {
+			_, _ = io.WriteString(w, upConfig)
+			return
+		}
+		if r.URL.Path != "/v1/config" {
+			hits.Add(1)
+		}
 		hangUp(w, r)
-	})
+	}))
+	t.Cleanup(backend.Close)
 	gw := gateway(t, backend.URL, func(c *upstream.RemoteConfig) {
 		c.Breaker = upstream.Breaker{Failures: 2, Timeout: duration.Duration(time.Minute)}
 	})
@@ -767,15 +786,20 @@ func TestRemoteBreakerTransitionsLogged(t *testing.T) {
 	t.Parallel()
 	var down atomic.Bool
 	down.Store(true)
-	backend := fakeBackend(t, func(w http.ResponseWriter, _ *http.Request) {
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		if down.Load() {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			_, _ = io.WriteString(w, `{"error":{"message":"m","type":"T","code":503}}`)
 			return
 		}
+		if r.URL.Path == "/v1/config" {
+			_, _ = io.WriteString(w, upConfig)
+			return
+		}
 		_, _ = io.WriteString(w, tableOKBody)
-	})
+	}))
+	t.Cleanup(backend.Close)
 	core, logs := observer.New(zap.InfoLevel)
 	r, err := upstream.NewRemote("test", upstream.RemoteConfig{URL: backend.URL,
 		Breaker: upstream.Breaker{Failures: 2, Timeout: duration.Duration(200 * time.Millisecond)}}, zap.New(core))
@@ -842,4 +866,42 @@ func TestRemoteForwardsDerivedKeys(t *testing.T) {
 	}
 	assert.Equal(t, keys[0], keys[1], "a retry is sent the same key")
 	assert.NotEqual(t, keys[0], keys[2], "two principals' keys collide at the backend")
+}
+
+// One client cannot open the breaker for everyone: requests that crash the
+// backend's handler (the connection drops) or get a 502 while the backend
+// still answers its /v1/config are that request's own failures. Every
+// other caller's reads go on.
+func TestRemoteBreakerBlamesTheRequest(t *testing.T) {
+	t.Parallel()
+	var probes atomic.Int32
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		body, _ := io.ReadAll(r.Body)
+		switch {
+		case r.URL.Path == "/v1/config":
+			probes.Add(1)
+			_, _ = io.WriteString(w, upConfig)
+		case strings.Contains(string(body), "crash"):
+			hangUp(w, r)
+		case strings.Contains(string(body), "gateway"):
+			w.WriteHeader(http.StatusBadGateway)
+			_, _ = io.WriteString(w, `{"error":{"message":"upstream of the backend failed","type":"T","code":502}}`)
+		default:
+			_, _ = io.WriteString(w, anyOKBody)
+		}
+	}))
+	t.Cleanup(backend.Close)
+	gw := gateway(t, backend.URL, func(c *upstream.RemoteConfig) {
+		c.Breaker = upstream.Breaker{Failures: 2, Timeout: duration.Duration(time.Minute)}
+	})
+	for i := range 5 {
+		a := call(t, "POST", gw+"/v1/gw/namespaces", `{"namespace":["crash`+itoa(i)+`"]}`)
+		wantError(t, a, http.StatusBadGateway, icerest.CommitStateUnknown)
+		a = call(t, "POST", gw+"/v1/gw/namespaces", `{"namespace":["gateway`+itoa(i)+`"]}`)
+		assert.Equal(t, http.StatusBadGateway, a.Status, "%s", a.Body)
+	}
+	a := call(t, "GET", gw+loadTablePath, "")
+	assert.Equal(t, http.StatusOK, a.Status, "another caller's read was turned away: %s", a.Body)
+	assert.Greater(t, probes.Load(), int32(1), "no probe decided the failures")
 }
