@@ -152,6 +152,9 @@ func (b *Remote) config(ctx context.Context, authz string) (*CatalogConfig, erro
 	if err != nil {
 		return nil, err
 	}
+	if resp.StatusCode != http.StatusOK {
+		body = b.scrub(resp.Request, body)
+	}
 	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
 		// The backend refused the credentials: say so, not "unavailable".
 		return nil, icerest.Errorf(resp.StatusCode, errorTypeFor(resp.StatusCode),
@@ -210,6 +213,9 @@ func (b *Remote) Serve(w http.ResponseWriter, r *http.Request, rt icerest.Route)
 	if err != nil {
 		WriteError(w, r, err, rt.Operation)
 		return
+	}
+	if resp.StatusCode >= 400 {
+		respBody = b.scrub(resp.Request, respBody)
 	}
 	if e := checkResponse(resp, respBody, rt.Operation); e != nil {
 		icerest.WriteError(w, r, e)

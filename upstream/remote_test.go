@@ -905,3 +905,47 @@ func TestRemoteBreakerBlamesTheRequest(t *testing.T) {
 	assert.Equal(t, http.StatusOK, a.Status, "another caller's read was turned away: %s", a.Body)
 	assert.Greater(t, probes.Load(), int32(1), "no probe decided the failures")
 }
+
+// A backend that quotes the credentials it got (its Authorization header,
+// lakegate's configured secrets) in an error never shows them to a
+// client: they are scrubbed, plain and JSON-escaped, as on the status
+// page.
+func TestRemoteErrorsCarryNoSecrets(t *testing.T) {
+	t.Parallel()
+	const token = "s3cr3t-backend-token<&>"
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/v1/config" && r.URL.Query().Get("warehouse") == "refuse" {
+			w.WriteHeader(http.StatusForbidden)
+			_, _ = io.WriteString(w, "forbidden for "+r.Header.Get("Authorization"))
+			return
+		}
+		if r.URL.Path == "/v1/config" {
+			_, _ = io.WriteString(w, upConfig)
+			return
+		}
+		quoted, _ := json.Marshal("rejected credentials " + r.Header.Get("Authorization"))
+		if r.Method == http.MethodGet {
+			w.WriteHeader(http.StatusInternalServerError)
+			_, _ = io.WriteString(w, `{"error":{"message":`+string(quoted)+`,"type":"ServerError","code":500}}`)
+			return
+		}
+		w.WriteHeader(http.StatusBadRequest) // a text body, not Iceberg's error model
+		_, _ = io.WriteString(w, "bad request from "+r.Header.Get("Authorization"))
+	}))
+	t.Cleanup(backend.Close)
+	bearer := func(c *upstream.RemoteConfig) { c.Auth = upstream.Auth{Mode: upstream.AuthBearer, Token: token} }
+	gw := gateway(t, backend.URL, bearer)
+	for _, a := range []answer{
+		call(t, "GET", gw+loadTablePath, ""),
+		call(t, "POST", gw+loadTablePath, commitBody),
+		call(t, "GET", gateway(t, backend.URL, func(c *upstream.RemoteConfig) {
+			bearer(c)
+			c.Warehouse = "refuse"
+		})+loadTablePath, ""),
+	} {
+		assert.GreaterOrEqual(t, a.Status, 400)
+		assert.NotContains(t, string(a.Body), "s3cr3t", "a backend credential reached the client")
+		assert.Contains(t, string(a.Body), "[redacted]", "%s", a.Body)
+	}
+}
