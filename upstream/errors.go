@@ -53,34 +53,53 @@ func isTimeout(err error) bool {
 // status must carry an Iceberg error body, a success must be valid JSON
 // carrying what the operation must return, and a 502/504 on a write means
 // its outcome is unknown.
-func checkResponse(resp *http.Response, body []byte, op string) error {
+//
+// It returns the body to pass on: a lenient but meaningful answer (a null
+// list) is put in the spec's form.
+func checkResponse(resp *http.Response, body []byte, op string) ([]byte, error) {
 	status := resp.StatusCode
 	if icerest.IsMutation(op) && (status == http.StatusBadGateway || status == http.StatusGatewayTimeout) {
-		return icerest.Errorf(status, icerest.CommitStateUnknown,
+		return nil, icerest.Errorf(status, icerest.CommitStateUnknown,
 			"the backend answered %d: the write may or may not have been applied", status)
 	}
 	if status >= 400 {
-		return checkErrorResponse(resp, body, op)
+		return body, checkErrorResponse(resp, body, op)
 	}
 	if status < 200 || status >= 300 {
-		return nil // 304 Not Modified and friends carry no body to vet
+		return body, nil // 304 Not Modified and friends carry no body to vet
 	}
-	if len(body) > 0 && !looksValid(body, op) {
-		if icerest.IsMutation(op) {
-			return icerest.Errorf(http.StatusBadGateway, icerest.CommitStateUnknown,
-				"the backend's answer is not valid JSON: the write may or may not have been applied")
+	if op == icerest.OpUpdateProperties {
+		body = nullListsAsEmpty(body, "updated", "removed", "missing")
+	}
+	if err := checkSuccess(body, op, status); err != nil {
+		return nil, err
+	}
+	if carriesTableMetadata[op] {
+		if err := checkTableMetadata(body); err != nil {
+			return nil, wrongAnswer(op, status, "table metadata that does not parse ("+err.Error()+")")
 		}
-		return icerest.Errorf(http.StatusBadGateway, icerest.ServiceUnavailable,
-			"the backend's answer is not valid JSON (status %d)", status)
+	}
+	return body, nil
+}
+
+// wrongAnswer is the 502 for a success answer lakegate cannot trust. To a
+// write it says the outcome is unknown: the backend may have applied it.
+func wrongAnswer(op string, status int, what string) error {
+	if icerest.IsMutation(op) {
+		return icerest.Errorf(http.StatusBadGateway, icerest.CommitStateUnknown,
+			"the backend answered %d to %s with %s: the write may or may not have been applied", status, op, what)
+	}
+	return icerest.Errorf(http.StatusBadGateway, icerest.ServiceUnavailable,
+		"the backend answered %d to %s with %s", status, op, what)
+}
+
+// checkSuccess checks a success body is JSON with what op must return.
+func checkSuccess(body []byte, op string, status int) error {
+	if len(body) > 0 && !looksValid(body, op) {
+		return wrongAnswer(op, status, "a body that is not valid JSON")
 	}
 	if missing := missingField(body, op); missing != "" {
-		if icerest.IsMutation(op) {
-			return icerest.Errorf(http.StatusBadGateway, icerest.CommitStateUnknown,
-				"the backend answered %d to %s without %s: the write may or may not have been applied",
-				status, op, missing)
-		}
-		return icerest.Errorf(http.StatusBadGateway, icerest.ServiceUnavailable,
-			"the backend answered %d to %s without %s", status, op, missing)
+		return wrongAnswer(op, status, "no "+missing)
 	}
 	return nil
 }
@@ -232,7 +251,7 @@ func isTableOp(op string) bool {
 	return op == icerest.OpRenameTable || strings.Contains(icerest.Endpoints[op], "{table}")
 }
 
-// errorTypeFor names the spec's exception for a bare 4xx status.
+// errorTypeFor names the spec's exception for a bare status.
 func errorTypeFor(status int) string {
 	switch status {
 	case http.StatusBadRequest:
@@ -247,6 +266,18 @@ func errorTypeFor(status int) string {
 		return icerest.AlreadyExists
 	case http.StatusNotAcceptable:
 		return icerest.UnsupportedOperation
+	case http.StatusRequestEntityTooLarge:
+		return icerest.RequestEntityTooLarge
+	case 419:
+		return "AuthenticationTimeoutException"
+	case http.StatusUnprocessableEntity:
+		return icerest.UnprocessableEntity
+	case http.StatusTooManyRequests:
+		return "SlowDownException"
+	case http.StatusInternalServerError:
+		return icerest.InternalServerError
+	case http.StatusServiceUnavailable:
+		return icerest.ServiceUnavailable
 	}
 	return "HTTP" + strconv.Itoa(status)
 }

@@ -217,8 +217,9 @@ func (b *Remote) Serve(w http.ResponseWriter, r *http.Request, rt icerest.Route)
 	if resp.StatusCode >= 400 {
 		respBody = b.scrub(resp.Request, respBody)
 	}
-	if e := checkResponse(resp, respBody, rt.Operation); e != nil {
-		icerest.WriteError(w, r, e)
+	respBody, err = checkResponse(resp, respBody, rt.Operation)
+	if err != nil {
+		icerest.WriteError(w, r, err)
 		return
 	}
 	copyResponseHeaders(w.Header(), resp.Header)

@@ -139,10 +139,13 @@ const (
 	commitBody    = `{"requirements":[],"updates":[]}`
 	commitTxPath  = "/v1/gw/transactions/commit"
 	commitTxBody  = `{"table-changes":[]}`
-	tableOKBody   = `{"metadata-location":"s3://b/m.json","metadata":{}}`
+	tableOKBody   = `{"metadata-location":"s3://b/m.json","metadata":` + minimalMetadata + `}`
 	// anyOKBody carries what every operation the recorder sees must return.
-	anyOKBody      = `{"metadata-location":"s3://b/m.json","metadata":{},"namespace":["db"]}`
+	anyOKBody      = `{"metadata-location":"s3://b/m.json","metadata":` + minimalMetadata + `,"namespace":["db"]}`
 	noSuchTableMsg = "Table does not exist: db.t"
+	tableUUID      = "9c12d441-03fe-4693-9a96-a0705ddf69c1"
+	// minimalMetadata is the least table metadata the spec allows.
+	minimalMetadata = `{"format-version":2,"table-uuid":"` + tableUUID + `"}`
 )
 
 // cutBody declares a longer body than it writes, then drops the connection.
@@ -287,10 +290,36 @@ func TestRemoteBadInputs(t *testing.T) {
 		{name: "204 without body on createTable", method: "POST", path: "/v1/gw/namespaces/db/tables", body: `{}`,
 			backend: status(204, "application/json", ""),
 			status:  http.StatusBadGateway, typ: icerest.CommitStateUnknown, hits: 1},
+		// Lenient but meaningful: null lists are empty ones, in the spec's form.
 		{name: "updated null on updateProperties", method: "POST", path: "/v1/gw/namespaces/db/properties", body: `{}`,
-			backend: status(200, "application/json", `{"updated":null,"removed":[],"missing":null}`),
+			backend: status(200, "application/json", `{"updated":null,"removed":["c"],"missing":["zz"]}`),
+			status:  http.StatusOK, hits: 1,
+			check: func(t *testing.T, a answer) {
+				assert.JSONEq(t, `{"updated":[],"removed":["c"],"missing":["zz"]}`, string(a.Body))
+			}},
+		{name: "updated missing on updateProperties", method: "POST", path: "/v1/gw/namespaces/db/properties", body: `{}`,
+			backend: status(200, "application/json", `{"removed":[]}`),
 			status:  http.StatusBadGateway, typ: icerest.CommitStateUnknown, hits: 1,
 			check: func(t *testing.T, a answer) { assert.Contains(t, a.Err.Message, `"updated"`) }},
+		// An answer whose metadata is not table metadata is never served.
+		{name: "loadTable with garbage metadata", method: "GET", path: loadTablePath,
+			backend: status(200, "application/json", `{"metadata-location":"file:///evil/m.json","metadata":{"garbage":true}}`),
+			status:  http.StatusBadGateway, typ: icerest.ServiceUnavailable, hits: 1,
+			check: func(t *testing.T, a answer) { assert.Contains(t, a.Err.Message, "format-version") }},
+		{name: "loadTable with mistyped metadata", method: "GET", path: loadTablePath,
+			backend: status(200, "application/json", `{"metadata-location":"s3://b/m.json","metadata":{"format-version":2,"table-uuid":"`+
+				tableUUID+`","snapshots":[1,2]}}`),
+			status: http.StatusBadGateway, typ: icerest.ServiceUnavailable, hits: 1,
+			check: func(t *testing.T, a answer) { assert.Contains(t, a.Err.Message, "snapshots") }},
+		{name: "loadTable with a table-uuid that is no UUID", method: "GET", path: loadTablePath,
+			backend: status(200, "application/json", `{"metadata-location":"s3://b/m.json","metadata":{"format-version":2,"table-uuid":"x"}}`),
+			status:  http.StatusBadGateway, typ: icerest.ServiceUnavailable, hits: 1},
+		{name: "commit answered with garbage metadata", method: "POST", path: loadTablePath, body: commitBody,
+			backend: status(200, "application/json", `{"metadata-location":"s3://b/m.json","metadata":{"garbage":true}}`),
+			status:  http.StatusBadGateway, typ: icerest.CommitStateUnknown, hits: 1},
+		{name: "empty type on a 422 gets the spec's name", method: "POST", path: loadTablePath, body: commitBody,
+			backend: status(422, "application/json", `{"error":{"message":"no","type":"","code":422}}`),
+			status:  http.StatusUnprocessableEntity, typ: icerest.UnprocessableEntity, hits: 1},
 		{name: "loadTable without metadata", method: "GET", path: loadTablePath,
 			backend: status(200, "application/json", `{"metadata-location":"s3://b/m.json","metadata-log":[]}`),
 			status:  http.StatusBadGateway, typ: icerest.ServiceUnavailable, hits: 1},
@@ -367,7 +396,11 @@ func TestRemoteBadInputs(t *testing.T) {
 			}
 			gw := gateway(t, url, c.edit)
 			a := call(t, c.method, gw+c.path, c.body)
-			wantError(t, a, c.status, c.typ)
+			if c.status < 400 {
+				assert.Equal(t, c.status, a.Status, "%s", a.Body)
+			} else {
+				wantError(t, a, c.status, c.typ)
+			}
 			if c.hits >= 0 {
 				assert.Equal(t, c.hits, hits.Load(), "backend hits")
 			}
