@@ -212,7 +212,7 @@ func countingGateway(t *testing.T) (string, *atomic.Int32) {
 			return
 		}
 		hits.Add(1)
-		_, _ = io.WriteString(w, `{"namespace":["x"],"metadata-location":"s3://b/m.json","metadata":{}}`)
+		_, _ = io.WriteString(w, `{"namespace":["x"],"metadata-location":"s3://b/m.json","metadata":{"format-version":2,"table-uuid":"9c12d441-03fe-4693-9a96-a0705ddf69c1"}}`)
 	}))
 	t.Cleanup(backend.Close)
 	return gateway(t, map[string]any{"catalogs": []any{remote("lake", backend.URL, nil)}}), hits
