@@ -381,3 +381,36 @@ func (s *finalizeSpy) Finalize(ctx context.Context, key, owner string, rec repla
 	s.last = rec
 	return s.Store.Finalize(ctx, key, owner, rec, ttl)
 }
+
+// Refusals (4xx) kept per replica are bounded in count and size: past the
+// bound the claim is released, and a retry of the refused (so unapplied)
+// request runs again instead of being replayed.
+func TestReplayErrorRecordsBounded(t *testing.T) {
+	ctx := context.Background()
+	b := &countingBackend{}
+	b.status.Store(http.StatusConflict)
+	srv, _ := replayServer(t, replay.NewMemory(), upstream.ReplayConfig{MaxErrorRecords: 2}, b)
+	keys := []string{uuid.Must(uuid.NewV7()).String(), uuid.Must(uuid.NewV7()).String(), uuid.Must(uuid.NewV7()).String()}
+	for _, key := range keys {
+		a, err := commit(t, ctx, srv.URL, key, "alice", `{}`)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusConflict, a.status)
+	}
+	for i, key := range keys {
+		a, err := commit(t, ctx, srv.URL, key, "alice", `{}`)
+		require.NoError(t, err)
+		assert.Equal(t, i < 2, a.replayed, "key %d", i)
+	}
+	assert.Equal(t, int64(4), b.hits.Load(), "the third refusal was kept beyond the bound")
+
+	big := &countingBackend{}
+	big.status.Store(http.StatusBadRequest)
+	srv, _ = replayServer(t, replay.NewMemory(), upstream.ReplayConfig{}, big)
+	key := uuid.Must(uuid.NewV7()).String()
+	body := `{"pad":"` + strings.Repeat("x", 5<<10) + `"}` // echoed: a refusal over 4 KiB
+	_, _ = commit(t, ctx, srv.URL, key, "alice", body)
+	a, err := commit(t, ctx, srv.URL, key, "alice", body)
+	require.NoError(t, err)
+	assert.False(t, a.replayed)
+	assert.Equal(t, int64(2), big.hits.Load())
+}

@@ -238,7 +238,8 @@ var _ caddyfile.Unmarshaler = (*App)(nil)
 
 func parseInt(s string) (int, error) { return strconv.Atoi(s) }
 
-// parseIdempotency parses `idempotency [{ lifetime <d>; lease <d>; wait <d> }]`.
+// parseIdempotency parses `idempotency [{ lifetime <d>; lease <d>; wait <d>;
+// max_record_bytes <size>; max_error_records <n> }]`.
 func parseIdempotency(d *caddyfile.Dispenser) (*upstream.ReplayConfig, error) {
 	cfg := new(upstream.ReplayConfig)
 	durations := map[string]*duration.Duration{"lifetime": &cfg.Lifetime, "lease": &cfg.Lease, "wait": &cfg.Wait}
@@ -251,6 +252,8 @@ func parseIdempotency(d *caddyfile.Dispenser) (*upstream.ReplayConfig, error) {
 			err = durationArg(d, dst)
 		} else if d.Val() == "max_record_bytes" {
 			err = sizeArg(d, &cfg.MaxRecordBytes)
+		} else if d.Val() == "max_error_records" {
+			err = intArg(d, &cfg.MaxErrorRecords)
 		} else {
 			err = d.Errf("unknown idempotency option %q", d.Val())
 		}

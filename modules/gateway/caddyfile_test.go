@@ -211,6 +211,7 @@ func TestAdaptRemoteAndReplayOptions(t *testing.T) {
 				lease 20s
 				wait 5s
 				max_record_bytes 2MiB
+				max_error_records 500
 			}
 			remote https://polaris.example/api/catalog {
 				warehouse prod
@@ -267,7 +268,7 @@ func TestAdaptRemoteAndReplayOptions(t *testing.T) {
 		"redis": "redis://127.0.0.1:6379/0",
 		"catalogs": [
 			{"name": "r", "max_request_body": 1048576, "allowed_locations": ["s3://lake/prod", "file:///srv/x"],
-			 "idempotency": {"lifetime": "1h0m0s", "lease": "20s", "wait": "5s", "max_record_bytes": 2097152},
+			 "idempotency": {"lifetime": "1h0m0s", "lease": "20s", "wait": "5s", "max_record_bytes": 2097152, "max_error_records": 500},
 			 "remote": {"url": "https://polaris.example/api/catalog", "warehouse": "prod", "prefix": "p",
 				"auth": {"mode": "oauth2", "token_url": "https://idp.example/token", "client_id": "id",
 					"client_secret": "sec", "scope": "PRINCIPAL_ROLE:ALL"},
@@ -298,6 +299,7 @@ func TestAdaptRejectsBadRemoteOptions(t *testing.T) {
 		"unknown idempotency":    "idempotency {\n colour blue\n }",
 		"bad idempotency lease":  "idempotency {\n lease forever\n }",
 		"bad max_record_bytes":   "idempotency {\n max_record_bytes lots\n }",
+		"bad max_error_records":  "idempotency {\n max_error_records many\n }",
 		"tls flag with argument": "remote http://x {\n tls {\n insecure_skip_verify yes\n }\n }",
 	} {
 		t.Run(name, func(t *testing.T) {
