@@ -17,7 +17,8 @@
 // deny with an error (ErrUndefined, ErrInvalid), as do evaluation errors
 // and timeouts (ErrTimeout). A deny without a reason gets "denied by
 // policy". strip_credentials tells the gateway to remove vended storage
-// credentials from the response.
+// credentials from the response. A policy set whose decision errors or is
+// malformed on the sample requests of checkInputs is refused at load.
 //
 // visible (optional; without it Filter fails closed) is a set or array of
 // indexes into input.items, the listing page being filtered, evaluated

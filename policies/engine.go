@@ -73,11 +73,21 @@ type Engine struct {
 	reloadMu sync.Mutex // serializes loads so an older set never replaces a newer one
 	stop     context.CancelFunc
 	done     chan struct{}
+
+	// checked: every loaded set is tried on checkInputs first (see check).
+	checked bool
 }
 
 // New loads the policy directory and starts the reloader. The initial load
-// must succeed: a gateway must not start without a working policy.
+// must succeed, the check on sample requests included: a gateway must not
+// start without a working policy.
 func New(ctx context.Context, cfg Config, log *zap.Logger) (*Engine, error) {
+	return open(ctx, cfg, log, true)
+}
+
+// open is New; checked false skips the load check, for tests of how a
+// policy that fails at evaluation denies at run time.
+func open(ctx context.Context, cfg Config, log *zap.Logger, checked bool) (*Engine, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
@@ -85,11 +95,11 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*Engine, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	e := &Engine{cfg: cfg, log: log, done: make(chan struct{})}
+	e := &Engine{cfg: cfg, log: log, done: make(chan struct{}), checked: checked}
 	// Snapshot before loading: a change racing the load is then seen as
 	// a change by the first poll.
 	snap := takeSnapshot(cfg.Dir)
-	set, err := load(ctx, cfg.Dir, cfg.Package)
+	set, err := e.loadChecked(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -97,6 +107,18 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*Engine, error) {
 	e.logLoaded("policies loaded", set)
 	e.startReloader(snap)
 	return e, nil
+}
+
+// loadChecked loads the policy directory and checks the new set.
+func (e *Engine) loadChecked(ctx context.Context) (*policySet, error) {
+	set, err := load(ctx, e.cfg.Dir, e.cfg.Package)
+	if err == nil && e.checked {
+		err = e.check(ctx, set)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return set, nil
 }
 
 func (e *Engine) logLoaded(msg string, set *policySet) {

@@ -275,6 +275,8 @@ visible := [1]`, nil},
 }
 
 // TestFailClosed covers the ways a policy can fail to produce a decision.
+// The engine skips the load check (TestLoadCheck), which would refuse
+// most of these: an input the check does not try can fail the same ways.
 func TestFailClosed(t *testing.T) {
 	cases := map[string]struct {
 		src     string
@@ -309,7 +311,7 @@ decision := {"allow": false} if input.operation == "loadTable"`, 0, nil, "policy
 		t.Run(name, func(t *testing.T) {
 			log, logs := observed(zap.InfoLevel)
 			cfg := Config{Dir: policyDir(t, c.src), Package: "t", Timeout: duration.Duration(c.timeout), ReloadInterval: -1}
-			e, err := New(context.Background(), cfg, log)
+			e, err := open(context.Background(), cfg, log, false)
 			require.NoError(t, err)
 			defer e.Close()
 
@@ -367,6 +369,42 @@ func TestNewFailsOnBrokenDir(t *testing.T) {
 	}
 }
 
+// TestLoadCheck: a policy that parses and compiles but fails when
+// evaluated on ordinary requests (getConfig, loadTable, updateTable) would
+// deny everything, so it is refused at load, naming the request and the
+// error; a policy that merely leaves them undefined (a deny) loads.
+// TestReloadFailClosed shows a reload to one keeps the previous policy.
+func TestLoadCheck(t *testing.T) {
+	refused := map[string]struct{ src, errText string }{
+		"conflict": {`package t
+decision := {"allow": true}
+decision := {"allow": false} if input.api == "iceberg"`, "fails on a getConfig request: policy evaluation: "},
+		"conflict in a helper rule": {`package t
+level := 1 if input.principal.id != ""
+level := 2 if input.context.time != ""
+decision := {"allow": level > 1}`, "eval_conflict_error"},
+		"conflict on a write only": {`package t
+decision := {"allow": false}
+decision := {"allow": true} if input.request.method == "POST"`, "fails on a updateTable request"},
+		"malformed decision": {`package t
+decision := {"allow": "yes"}`, "data.t.decision.allow is a string, not a boolean"},
+	}
+	for name, c := range refused {
+		t.Run(name, func(t *testing.T) {
+			e, err := New(context.Background(), Config{Dir: policyDir(t, c.src), Package: "t", ReloadInterval: -1}, zap.NewNop())
+			require.Error(t, err)
+			assert.Nil(t, e)
+			assert.Contains(t, err.Error(), "policies: data.t.decision fails on a ")
+			assert.Contains(t, err.Error(), c.errText)
+		})
+	}
+	undefined := `package t
+decision := {"allow": true} if "admin" in input.principal.groups`
+	e, err := New(context.Background(), Config{Dir: policyDir(t, undefined), Package: "t", ReloadInterval: -1}, zap.NewNop())
+	require.NoError(t, err)
+	require.NoError(t, e.Close())
+}
+
 // TestReloadFailClosed: a broken edit keeps the old policy deciding and is
 // logged; the fixed file then takes over.
 func TestReloadFailClosed(t *testing.T) {
@@ -389,6 +427,9 @@ func TestReloadFailClosed(t *testing.T) {
 		// Same size as the previous step, possibly within the same mtime
 		// tick: the atomic rename still shows as a change.
 		{"package other\n\ndecision := {\"allow\": false}\n", "no rule data.t.decision"},
+		// Parses and compiles, but fails at evaluation (TestLoadCheck).
+		{"package t\n\ndecision := {\"allow\": true}\ndecision := {\"allow\": false} if input.operation == \"loadTable\"\n",
+			"eval_conflict_error"},
 	}
 	for i, s := range steps {
 		writePolicy(t, dir, "policy.rego", s.src)
@@ -403,12 +444,12 @@ func TestReloadFailClosed(t *testing.T) {
 	writePolicy(t, dir, "policy.rego", "package t\n\ndecision := {\"allow\": false, \"reason\": \"v2\"}\n")
 	require.Eventually(t, func() bool { return reason() == "v2" }, 5*time.Second, 5*time.Millisecond)
 	assert.Equal(t, 1, logs.FilterMessage("policies reloaded").Len())
-	assert.Equal(t, 3, logs.FilterMessage(msgReloadFailed).Len(), "a broken file is reported once, not every poll")
+	assert.Equal(t, len(steps), logs.FilterMessage(msgReloadFailed).Len(), "a broken file is reported once, not every poll")
 
 	// Rego unit tests next to a policy are not part of it.
 	writePolicy(t, dir, "policy_test.rego", "package t_test\n\nthis is not rego\n")
 	time.Sleep(50 * time.Millisecond)
-	assert.Equal(t, 3, logs.FilterMessage(msgReloadFailed).Len())
+	assert.Equal(t, len(steps), logs.FilterMessage(msgReloadFailed).Len())
 	assert.Equal(t, "v2", reason())
 }
 

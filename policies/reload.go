@@ -46,7 +46,7 @@ func (e *Engine) poll(ctx context.Context, last snapshot) {
 func (e *Engine) reload(ctx context.Context) error {
 	e.reloadMu.Lock()
 	defer e.reloadMu.Unlock()
-	set, err := load(ctx, e.cfg.Dir, e.cfg.Package)
+	set, err := e.loadChecked(ctx)
 	if err != nil && ctx.Err() != nil {
 		return err // Close interrupted the load; nothing is wrong with the files
 	}

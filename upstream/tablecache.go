@@ -57,7 +57,7 @@ func (tc *TableCache) Serve(w http.ResponseWriter, r *http.Request, rt icerest.R
 	if rt.Operation == icerest.OpLoadTable {
 		tc.load(w, r, rt, principal, next)
 	} else {
-		tc.write(w, r, rt, next)
+		tc.write(w, r, rt, principal, next)
 	}
 	if rec := telemetry.From(r.Context()); rec != nil && span.IsRecording() {
 		span.SetAttributes(telemetry.AttrCache.String(rec.Cache))
@@ -90,6 +90,12 @@ func variant(r *http.Request) (key string, ok bool) {
 	default:
 		return "", false
 	}
+	return representation(mode, r), true
+}
+
+// representation is the variant key of the given snapshots mode for the
+// access delegation modes r asks for.
+func representation(mode string, r *http.Request) string {
 	var deleg []string
 	for _, d := range strings.Split(r.Header.Get("X-Iceberg-Access-Delegation"), ",") {
 		if d = strings.TrimSpace(d); delegationModes[d] && !slices.Contains(deleg, d) {
@@ -97,7 +103,17 @@ func variant(r *http.Request) (key string, ok bool) {
 		}
 	}
 	sort.Strings(deleg)
-	return "snapshots=" + mode + "|delegation=" + strings.Join(deleg, ","), true
+	return "snapshots=" + mode + "|delegation=" + strings.Join(deleg, ",")
+}
+
+// sharedKey is the key of a representation every caller may be served:
+// per principal when the backend authorizes each caller itself. The
+// gateway's ETag is made from it too.
+func (tc *TableCache) sharedKey(variant, principal string) string {
+	if tc.PerPrincipal {
+		return variant + "|principal=" + principal
+	}
+	return variant
 }
 
 // delegationModes are the spec's X-Iceberg-Access-Delegation values.
@@ -112,9 +128,7 @@ func (tc *TableCache) load(w http.ResponseWriter, r *http.Request, rt icerest.Ro
 		return
 	}
 	table := cache.TableKey(tc.Catalog, rt.Namespace, rt.Table)
-	if tc.PerPrincipal {
-		shared += "|principal=" + principal
-	}
+	shared = tc.sharedKey(shared, principal)
 	private := shared + "|principal=" + principal
 	gen := tc.Cache.Generation() // before the backend is asked: see store
 	e, level := tc.Cache.Get(ctx, table, private, shared)
@@ -223,7 +237,7 @@ func levelName(l cache.Level) string {
 
 // write runs a mutation, then evicts what it may have changed before the
 // client sees the answer, so no later read through any replica is stale.
-func (tc *TableCache) write(w http.ResponseWriter, r *http.Request, rt icerest.Route, next Handler) {
+func (tc *TableCache) write(w http.ResponseWriter, r *http.Request, rt icerest.Route, principal string, next Handler) {
 	body, rerr := icerest.HoldBody(r)
 	if rerr != nil {
 		icerest.WriteError(w, r, rerr)
@@ -235,7 +249,36 @@ func (tc *TableCache) write(w http.ResponseWriter, r *http.Request, rt icerest.R
 		telemetry.CountInvalidation(tc.Catalog)
 		telemetry.From(r.Context()).SetCache("invalidated")
 	}
+	if answersTable[rt.Operation] && rec.Status == http.StatusOK {
+		tc.tagTable(rec, r, principal)
+	}
 	rec.WriteTo(w)
+}
+
+// answersTable are the writes whose answer is a table's metadata and,
+// per the spec, carries an ETag that a later LoadTable's If-None-Match
+// may send.
+var answersTable = map[string]bool{
+	icerest.OpUpdateTable: true, icerest.OpCreateTable: true, icerest.OpRegisterTable: true,
+}
+
+// tagTable gives a write's table answer the ETag a LoadTable of the same
+// metadata version would get from this cache: the answer holds the full
+// metadata (snapshots=all) at its metadata-location, for the delegation
+// modes the write asked for. The backend's own tag is dropped: loads
+// through the cache never answer it. A staged create has no
+// metadata-location, hence no version and no tag.
+func (tc *TableCache) tagTable(rec *Captured, r *http.Request, principal string) {
+	var doc struct {
+		MetadataLocation string `json:"metadata-location"`
+	}
+	_ = json.Unmarshal(rec.Body.Bytes(), &doc)
+	if doc.MetadataLocation == "" {
+		rec.Header.Del("ETag")
+		return
+	}
+	shared := tc.sharedKey(representation("all", r), principal)
+	rec.Header.Set("ETag", gatewayETag(doc.MetadataLocation, shared))
 }
 
 // invalidating are the writes that can change a cached LoadTable answer;

@@ -758,3 +758,64 @@ func TestCacheStaleOnReadTimeout(t *testing.T) {
 	assert.Equal(t, "stale", stale.how())
 	assert.Equal(t, first.body, stale.body)
 }
+
+// postWith POSTs body to url with the given header name/value pairs.
+func postWith(t *testing.T, url, body string, hdr ...string) (int, http.Header) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(b))
+	return resp.StatusCode, resp.Header
+}
+
+// A create or a commit through the gateway answers with the ETag a
+// LoadTable of that version carries, so a client (Java) that sends it as
+// If-None-Match gets 304 until the table changes: with the cache on (the
+// gateway's tags) or off (the backend's), remote or embedded.
+func TestCommitETagIsLoadTableETag(t *testing.T) {
+	b := serveCounting(t, nil)
+	onRemote, offRemote := uniqueName("cached"), uniqueName("plain")
+	onEmbedded := embeddedCatalog(t, uniqueName("embcached"))
+	onEmbedded["cache"] = map[string]any{"max_age": int64(time.Minute)}
+	offEmbedded := embeddedCatalog(t, uniqueName("emb"))
+	base := gateway(t, map[string]any{"catalogs": []any{
+		cached(onRemote, b.url, map[string]any{"max_age": int64(time.Minute)}, nil),
+		remote(offRemote, b.url, nil), onEmbedded, offEmbedded,
+	}})
+	names := []string{onRemote, offRemote, onEmbedded["name"].(string), offEmbedded["name"].(string)}
+	for i, name := range names {
+		t.Run(name, func(t *testing.T) {
+			ns := fmt.Sprintf("ns%d", i) // the two remotes share one backend
+			prefix := base + "/v1/" + name
+			postWith(t, prefix+"/namespaces", `{"namespace":["`+ns+`"]}`)
+			_, created := postWith(t, prefix+"/namespaces/"+ns+"/tables", `{"name":"t","schema":`+tableSchema+`}`)
+			path := prefix + "/namespaces/" + ns + "/tables/t"
+			require.NotEmpty(t, created.Get("ETag"), "createTable answers with an ETag")
+			assert.Equal(t, http.StatusNotModified, getTable(t, path, "If-None-Match", created.Get("ETag")).status)
+
+			commit := `{"requirements":[],"updates":[{"action":"set-properties","updates":{"k":"v"}}]}`
+			_, committed := postWith(t, path, commit)
+			tag := committed.Get("ETag")
+			require.NotEmpty(t, tag, "updateTable answers with an ETag")
+			assert.NotEqual(t, created.Get("ETag"), tag)
+			assert.Equal(t, http.StatusNotModified, getTable(t, path, "If-None-Match", tag).status)
+			assert.Equal(t, http.StatusOK, getTable(t, path, "If-None-Match", created.Get("ETag")).status)
+			assert.Equal(t, http.StatusOK, getTable(t, path+"?snapshots=refs", "If-None-Match", tag).status,
+				"another representation, another tag")
+
+			// the tag is the load's of the same delegation modes
+			_, committed = postWith(t, path, commit, vended...)
+			assert.Equal(t, http.StatusNotModified,
+				getTable(t, path, with(vended, "If-None-Match", committed.Get("ETag"))...).status)
+		})
+	}
+}

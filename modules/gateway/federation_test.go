@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -178,6 +179,29 @@ func TestFederationConfigRewrite(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
+}
+
+// /v1/config takes GET only: any other method gets the 405 every route
+// gives (Allow, UnsupportedOperationException), not the config.
+func TestFederationConfigOnlyGet(t *testing.T) {
+	backend := embeddedtest.Serve(t, embeddedtest.Config(t, embedded.SQLite))
+	base := gateway(t, map[string]any{"catalogs": []any{remote("lake", backend.URL, nil)}})
+	for _, method := range []string{"POST", "PUT", "DELETE", "PATCH", "HEAD"} {
+		req, err := http.NewRequest(method, base+"/v1/config?warehouse=lake", strings.NewReader(`{}`))
+		require.NoError(t, err)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.NoError(t, err)
+		assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode, "%s: %s", method, b)
+		assert.Equal(t, "GET", resp.Header.Get("Allow"), method)
+		if method != "HEAD" {
+			assert.Equal(t, "UnsupportedOperationException", errorType(b), "%s: %s", method, b)
+		}
+	}
+	status, b := do(t, "GET", base+"/v1/config?warehouse=lake", "", "", nil)
+	assert.Equal(t, http.StatusOK, status, "%s", b)
 }
 
 // A backend that lists no endpoints (Nessie) gets none listed by the

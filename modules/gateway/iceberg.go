@@ -80,13 +80,14 @@ func (h *IcebergHandler) serveAPI(x *exchange, r *http.Request, path string) {
 		icerest.WriteError(x, r, rerr)
 		return
 	}
-	if path == "/v1/config" {
-		x.rec.SetOperation(icerest.OpGetConfig)
+	// /v1/config is parsed like every route, so a method other than GET
+	// gets the same 405 (Allow, Iceberg error) as anywhere else.
+	rt, rerr := icerest.ParseRoute(r.Method, path, cat.separator)
+	x.rec.SetOperation(rt.Operation)
+	if rerr == nil && rt.Operation == icerest.OpGetConfig {
 		h.serveConfig(x, r, principal, cat)
 		return
 	}
-	rt, rerr := icerest.ParseRoute(r.Method, path, cat.separator)
-	x.rec.SetOperation(rt.Operation)
 	if rerr == nil {
 		rerr = limitBody(x, r, cat.cfg.MaxRequestBody)
 	}

@@ -140,8 +140,11 @@ func (a *App) readiness(ctx context.Context) []catalogReady {
 }
 
 // catalogReadiness: a closed breaker is ready without asking the backend
-// (requests are getting through); otherwise a probe decides, so a
-// backend that is back is ready before the breaker's next trial request.
+// (requests are getting through); otherwise a probe says whether the
+// backend answers. Half-open, that decides: the breaker lets the next
+// request through. Open, it does not: the breaker refuses every request
+// until its timeout, whatever the backend, so the catalog is not ready;
+// the probe only tells the operator whether the backend is back.
 func catalogReadiness(ctx context.Context, name string, cat *catalogState, scrub func(string) string) catalogReady {
 	hr, ok := cat.pipeline.Backend.(upstream.HealthReporter)
 	if !ok {
@@ -156,7 +159,12 @@ func catalogReadiness(ctx context.Context, name string, cat *catalogState, scrub
 		c.Probe, c.Reason = "failed", scrub("breaker "+c.Breaker+", probe failed: "+err.Error())
 		return c
 	}
-	c.Ready, c.Probe = true, "ok"
+	c.Probe = "ok"
+	if c.Breaker == "open" {
+		c.Reason = "breaker open, probe ok: requests are refused until the breaker lets one through"
+		return c
+	}
+	c.Ready = true
 	return c
 }
 

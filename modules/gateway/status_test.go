@@ -338,17 +338,20 @@ func TestStatusHealthReadyAndStatus(t *testing.T) {
 	noSecrets("the page", html)
 	assert.Regexp(t, `class="state open">open<`, html)
 
-	// the backend is back: the breaker is still open (an hour), but a
-	// probe reaches the backend
+	// the backend is back and a probe reaches it, but the breaker is
+	// still open (an hour) and refuses requests: not ready
 	backend.start()
 	status, rd = ready(t, admin)
-	assert.Equal(t, http.StatusOK, status, "%+v", rd)
+	assert.Equal(t, http.StatusServiceUnavailable, status, "%+v", rd)
 	for _, c := range rd.Catalogs {
 		if c.Name == "lake" {
+			assert.False(t, c.Ready)
 			assert.Equal(t, "open", c.Breaker)
 			assert.Equal(t, "ok", c.Probe)
+			assert.Contains(t, c.Reason, "breaker open")
 		}
 	}
+	assert.Contains(t, hit(lakeURL+"/namespaces").message, "circuit breaker open", "requests are refused, as ready says")
 
 	// Redis goes: reachable no, and its error names no password
 	m.Close()
@@ -358,6 +361,41 @@ func TestStatusHealthReadyAndStatus(t *testing.T) {
 	assert.False(t, *doc.Redis.Reachable)
 	assert.NotEmpty(t, doc.Redis.Error)
 	noSecrets("the page", page(t, admin))
+}
+
+// Readiness follows what the breaker lets through: while it is open the
+// catalog is never ready, even with the backend back; once it is
+// half-open a probe that reaches the backend makes it ready.
+func TestStatusReadyFollowsTheBreaker(t *testing.T) {
+	cat, err := embedded.Open(context.Background(), embeddedtest.Config(t, embedded.SQLite), nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cat.Close() })
+	backend := &restartable{t: t, addr: "127.0.0.1:0", h: cat}
+	backend.start()
+	t.Cleanup(backend.stop)
+	flaky := remote("flaky", "http://"+backend.addr, map[string]any{
+		"breaker": map[string]any{"failures": 1, "timeout": int64(200 * time.Millisecond)}})
+	base, admin := statusGateway(t, map[string]any{"catalogs": []any{flaky}})
+
+	backend.stop()
+	require.Eventually(t, func() bool {
+		return strings.Contains(hit(base+"/v1/flaky/namespaces").message, "circuit breaker open")
+	}, 10*time.Second, 10*time.Millisecond, "the breaker opens")
+	backend.start()
+	require.Eventually(t, func() bool {
+		status, rd := ready(t, admin)
+		require.Len(t, rd.Catalogs, 1)
+		c := rd.Catalogs[0]
+		if c.Breaker == "open" {
+			assert.False(t, c.Ready, "ready while the breaker is open: %+v", c)
+			assert.Equal(t, http.StatusServiceUnavailable, status)
+		}
+		return status == http.StatusOK
+	}, 10*time.Second, 10*time.Millisecond, "ready once half-open and the probe answers")
+	status, rd := ready(t, admin)
+	require.Equal(t, http.StatusOK, status, "%+v", rd)
+	assert.Equal(t, "half-open", rd.Catalogs[0].Breaker)
+	assert.Equal(t, "ok", rd.Catalogs[0].Probe)
 }
 
 // The admin routes under /lakegate/: the old ones still answer, unknown

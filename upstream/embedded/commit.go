@@ -59,6 +59,10 @@ func (c *Catalog) updateTable(w http.ResponseWriter, r *http.Request, rt icerest
 	if err != nil {
 		return err
 	}
+	// The ETag a LoadTable of the new version (snapshots=all, what the
+	// answer holds) carries, so If-None-Match with it gets 304 until the
+	// table changes again.
+	w.Header().Set("ETag", tableETag(staged[0].newLoc, "all"))
 	icerest.WriteJSON(w, http.StatusOK, commitResponse{staged[0].newLoc, staged[0].meta})
 	return nil
 }

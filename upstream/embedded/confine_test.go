@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/catalog/rest"
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -122,23 +123,8 @@ func TestConfinedRowsAndPurge(t *testing.T) {
 	require.NoError(t, err)
 
 	// A table in another warehouse, with data files the purge must not touch.
-	other := testConfig(t, embedded.SQLite)
-	_, otherURL := serve(t, other)
-	oc := client(t, otherURL)
-	require.NoError(t, oc.CreateNamespace(ctx, table.Identifier{"ns"}, nil))
-	src, err := oc.CreateTable(ctx, table.Identifier{"ns", "src"}, eventSchema)
-	require.NoError(t, err)
-	data, _ := batch(t, src, 0, 10)
-	src, err = src.AppendTable(ctx, data, 64, nil)
-	data.Release()
-	require.NoError(t, err)
-	tasks, err := src.Scan().PlanFiles(ctx)
-	require.NoError(t, err)
-	var foreign []string
-	for _, task := range tasks {
-		foreign = append(foreign, task.File.FilePath())
-	}
-	require.NotEmpty(t, foreign)
+	_, otherURL := serve(t, testConfig(t, embedded.SQLite))
+	foreign := dataFiles(t, withData(t, client(t, otherURL), table.Identifier{"ns", "src"}))
 
 	// The narrow catalog shares the database but allows only its warehouse.
 	_, narrowURL := serve(t, cfg)
@@ -150,19 +136,93 @@ func TestConfinedRowsAndPurge(t *testing.T) {
 	requireErrorModel(t, http.MethodPost, rsp, b, http.StatusForbidden, "ForbiddenException")
 
 	// A table inside whose manifest names the other warehouse's files.
-	ncl := client(t, narrowURL)
-	tbl, err := ncl.CreateTable(ctx, table.Identifier{"ns", "borrower"}, eventSchema)
-	require.NoError(t, err)
-	tx := tbl.NewTransaction()
-	require.NoError(t, tx.AddFiles(ctx, foreign, nil, false))
-	_, err = tx.Commit(ctx)
-	require.NoError(t, err)
+	borrow(t, client(t, narrowURL), table.Identifier{"ns", "borrower"}, foreign)
 	rsp, b = nc.do(t, http.MethodDelete, "/v1/{p}/namespaces/ns/tables/borrower?purgeRequested=true", nil)
 	require.Equal(t, http.StatusNoContent, rsp.StatusCode, "%s", b)
-	for _, f := range foreign {
-		_, err := os.Stat(strings.TrimPrefix(f, "file://"))
-		assert.NoError(t, err, "the purge left %s alone", f)
-	}
+	requireFiles(t, foreign, true, "the purge left %s alone")
 	rsp, _ = nc.do(t, http.MethodGet, "/v1/{p}/namespaces/ns/tables/borrower", nil)
 	assert.Equal(t, http.StatusNotFound, rsp.StatusCode, "the table itself is dropped")
+}
+
+// withData creates the table id (and its namespace) with one data file.
+func withData(t *testing.T, c *rest.Catalog, id table.Identifier) *table.Table {
+	t.Helper()
+	ctx := context.Background()
+	if err := c.CreateNamespace(ctx, id[:len(id)-1], nil); err != nil {
+		require.ErrorIs(t, err, catalog.ErrNamespaceAlreadyExists)
+	}
+	tbl, err := c.CreateTable(ctx, id, eventSchema)
+	require.NoError(t, err)
+	data, _ := batch(t, tbl, 0, 10)
+	defer data.Release()
+	tbl, err = tbl.AppendTable(ctx, data, 64, nil)
+	require.NoError(t, err)
+	return tbl
+}
+
+// dataFiles lists the table's current data files.
+func dataFiles(t *testing.T, tbl *table.Table) []string {
+	t.Helper()
+	tasks, err := tbl.Scan().PlanFiles(context.Background())
+	require.NoError(t, err)
+	var files []string
+	for _, task := range tasks {
+		files = append(files, task.File.FilePath())
+	}
+	require.NotEmpty(t, files)
+	return files
+}
+
+// borrow creates the table id whose manifest names files it does not own.
+func borrow(t *testing.T, c *rest.Catalog, id table.Identifier, files []string) {
+	t.Helper()
+	ctx := context.Background()
+	tbl, err := c.CreateTable(ctx, id, eventSchema)
+	require.NoError(t, err)
+	tx := tbl.NewTransaction()
+	require.NoError(t, tx.AddFiles(ctx, files, nil, false))
+	_, err = tx.Commit(ctx)
+	require.NoError(t, err)
+}
+
+// requireFiles checks that each file:// path exists, or that none does.
+func requireFiles(t *testing.T, files []string, exist bool, msg string) {
+	t.Helper()
+	for _, f := range files {
+		_, err := os.Stat(strings.TrimPrefix(f, "file://"))
+		if exist {
+			assert.NoError(t, err, msg, f)
+		} else {
+			assert.ErrorIs(t, err, os.ErrNotExist, msg, f)
+		}
+	}
+}
+
+// TestRecursiveDropPurges: a recursive namespace drop purges the files of
+// every table in the tree unless purge=false (seed 000: purge defaults to
+// true), and the purge still deletes nothing outside the warehouse.
+func TestRecursiveDropPurges(t *testing.T) {
+	_, outsideURL := serve(t, testConfig(t, embedded.SQLite))
+	foreign := dataFiles(t, withData(t, client(t, outsideURL), table.Identifier{"ns", "src"}))
+
+	cfg := testConfig(t, embedded.SQLite)
+	_, srvURL := serve(t, cfg)
+	c := client(t, srvURL)
+	raw := rawClient{srv: srvURL, prefix: url.PathEscape(cfg.Name)}
+	gone := dataFiles(t, withData(t, c, table.Identifier{"a", "t"}))
+	require.NoError(t, c.CreateNamespace(context.Background(), table.Identifier{"a", "b"}, nil))
+	gone = append(gone, dataFiles(t, withData(t, c, table.Identifier{"a", "b", "t"}))...)
+	borrow(t, c, table.Identifier{"a", "b", "borrower"}, foreign)
+	kept := dataFiles(t, withData(t, c, table.Identifier{"k", "t"}))
+
+	rsp, b := raw.do(t, http.MethodDelete, "/v1/{p}/namespaces/a?recursive=true", nil)
+	require.Equal(t, http.StatusNoContent, rsp.StatusCode, "%s", b)
+	requireFiles(t, gone, false, "purged by default: %s")
+	requireFiles(t, foreign, true, "outside the warehouse, left alone: %s")
+
+	rsp, b = raw.do(t, http.MethodDelete, "/v1/{p}/namespaces/k?recursive=true&purge=false", nil)
+	require.Equal(t, http.StatusNoContent, rsp.StatusCode, "%s", b)
+	requireFiles(t, kept, true, "purge=false keeps %s")
+	rsp, _ = raw.do(t, http.MethodGet, "/v1/{p}/namespaces/k", nil)
+	assert.Equal(t, http.StatusNotFound, rsp.StatusCode, "the namespace itself is dropped")
 }

@@ -162,14 +162,16 @@ func (c *Catalog) namespaceExists(w http.ResponseWriter, r *http.Request, rt ice
 }
 
 // dropNamespace drops an empty namespace; with recursive=true (Lakekeeper's
-// extension) it first drops every table, view and child namespace in it,
-// purging table files when purge=true.
+// extension, seed 000) it first drops every table, view and child
+// namespace in it, purging table files unless purge=false: the seed's
+// default is true. A purge deletes only files inside the catalog's
+// locations (see dropTableIdent).
 func (c *Catalog) dropNamespace(w http.ResponseWriter, r *http.Request, rt icerest.Route) error {
 	recursive, err := boolParam(r, "recursive")
 	if err != nil {
 		return err
 	}
-	purge, err := boolParam(r, "purge")
+	purge, err := boolParamOr(r, "purge", true)
 	if err != nil {
 		return err
 	}

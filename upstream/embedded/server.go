@@ -176,9 +176,14 @@ func pageParams(r *http.Request) (token string, size int, err error) {
 }
 
 func boolParam(r *http.Request, name string) (bool, error) {
+	return boolParamOr(r, name, false)
+}
+
+// boolParamOr is boolParam for a parameter whose absence means def.
+func boolParamOr(r *http.Request, name string, def bool) (bool, error) {
 	s := r.URL.Query().Get(name)
 	if s == "" {
-		return false, nil
+		return def, nil
 	}
 	b, err := strconv.ParseBool(s)
 	if err != nil {
