@@ -169,7 +169,7 @@ func decodeObject(raw []byte) (object, error) {
 	if !utf8.Valid(raw) {
 		return nil, errors.New("not valid UTF-8")
 	}
-	if err := checkEscapes(raw); err != nil {
+	if err := CheckEscapes(raw); err != nil {
 		return nil, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -189,11 +189,11 @@ func decodeObject(raw []byte) (object, error) {
 	return o, nil
 }
 
-// checkEscapes refuses the \u escapes encoding/json would decode quietly
+// CheckEscapes refuses the \u escapes encoding/json would decode quietly
 // into something else than was sent: a lone surrogate (stored as U+FFFD)
 // and NUL (which ends a C string in some backends' storage). A raw NUL or
 // control byte is not JSON at all; the decoder refuses those.
-func checkEscapes(raw []byte) error {
+func CheckEscapes(raw []byte) error {
 	for i := 0; i < len(raw); i++ {
 		if raw[i] != '\\' {
 			continue

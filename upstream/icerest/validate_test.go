@@ -236,7 +236,7 @@ func FuzzValidateBody(f *testing.F) {
 			if _, derr := decodeObject(body); derr != nil {
 				t.Fatalf("passed a body that is not one JSON object: %v", derr)
 			}
-			if eerr := checkEscapes(body); eerr != nil {
+			if eerr := CheckEscapes(body); eerr != nil {
 				t.Fatalf("passed a body with %v", eerr)
 			}
 		}
