@@ -88,6 +88,10 @@ func (p *Pipeline) Config(ctx context.Context) (*CatalogConfig, error) {
 
 // Serve runs the request through the pipeline on behalf of principal.
 func (p *Pipeline) Serve(w http.ResponseWriter, r *http.Request, rt icerest.Route, principal string) {
+	if err := vetRequest(r, rt); err != nil {
+		icerest.WriteError(w, r, err)
+		return
+	}
 	if p.Locations != nil {
 		if err := confineBody(r, rt.Operation, p.Locations); err != nil {
 			icerest.WriteError(w, r, err)
@@ -95,6 +99,19 @@ func (p *Pipeline) Serve(w http.ResponseWriter, r *http.Request, rt icerest.Rout
 		}
 	}
 	p.serve(w, r, rt, principal)
+}
+
+// vetRequest refuses a request the spec says is malformed (its query
+// parameters, its body's schema) before replay, cache or backend, for
+// every door: a Delta door's translated calls come here without passing
+// the Iceberg door. The door has usually vetted the body already; VetBody
+// remembers its answer.
+func vetRequest(r *http.Request, rt icerest.Route) error {
+	if err := icerest.CheckQuery(rt.Operation, r.URL.RawQuery); err != nil {
+		return err
+	}
+	_, err := icerest.VetBody(r, rt.Operation)
+	return err
 }
 
 // confineBody refuses a write whose body names a location outside rule,

@@ -66,7 +66,7 @@ const upConfig = `{"defaults":{},"overrides":{"prefix":"up"}}`
 
 // fakeBackend answers GET /v1/config with prefix "up" and hands every
 // other request to h.
-func fakeBackend(t *testing.T, h http.HandlerFunc) *httptest.Server {
+func fakeBackend(t testing.TB, h http.HandlerFunc) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet && r.URL.Path == "/v1/config" {

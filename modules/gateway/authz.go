@@ -214,14 +214,7 @@ func clientIP(r *http.Request) string {
 // operation's request schema, so a malformed one never reaches a backend.
 // It returns what the body names.
 func vettedBody(r *http.Request, rt icerest.Route) (icerest.Touched, error) {
-	if !icerest.VetsBody(rt.Operation) {
-		return icerest.Touched{}, nil
-	}
-	body, err := icerest.HoldBody(r)
-	if err != nil {
-		return icerest.Touched{}, err
-	}
-	return icerest.ValidateBody(rt.Operation, body)
+	return icerest.VetBody(r, rt.Operation)
 }
 
 // resources lists what an operation touches: the path's resource, or the

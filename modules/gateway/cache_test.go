@@ -678,8 +678,8 @@ func TestCacheAdminStatsAndPurge(t *testing.T) {
 
 // The cache key holds only what the spec defines for LoadTable (snapshots
 // and the delegation modes): a unique query string per request neither
-// misses the cache nor adds entries to Redis; an unknown snapshots mode is not
-// cached at all.
+// misses the cache nor adds entries to Redis; an unknown snapshots mode is a
+// 400 (the spec's enum), neither cached nor sent to the backend.
 func TestCacheKeyIgnoresUnknownParameters(t *testing.T) {
 	b := serveCounting(t, nil)
 	seedTables(t, b.prefixURL(), "ns", "t")
@@ -726,11 +726,12 @@ func TestCacheKeyIgnoresUnknownParameters(t *testing.T) {
 	// The spec's own variants are cached apart.
 	assert.Equal(t, "miss", getTable(t, path+"?snapshots=refs").how())
 	assert.Equal(t, "hit-l1", getTable(t, path+"?snapshots=refs&junk=1").how())
-	// An unknown snapshots mode goes to the backend, uncached.
+	// An unknown snapshots mode is refused before cache and backend.
 	loads := b.loads.Load()
 	odd := getTable(t, path+"?snapshots=some")
+	assert.Equal(t, http.StatusBadRequest, odd.status, string(odd.body))
 	assert.Empty(t, odd.how())
-	assert.Equal(t, loads+1, b.loads.Load())
+	assert.Equal(t, loads, b.loads.Load())
 	assert.Equal(t, "hit-l1", getTable(t, path).how())
 }
 

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/lakegate/lakegate/upstream/icerest"
 )
 
 // Operations of the protocol, as policies see them (api_operation).
@@ -57,6 +59,12 @@ func ParseRoute(method, rel string) (Route, error) {
 	for _, n := range []string{rt.Share, rt.Schema, rt.Table} {
 		if len(n) > maxNameLength {
 			return Route{}, badParam("name longer than %d characters", maxNameLength)
+		}
+		// The rule every door applies (icerest.NameProblem): checked here
+		// so the answer is Delta Sharing's 400, not the 502 of an Iceberg
+		// refusal the translator does not expect.
+		if p := icerest.NameProblem(n); n != "" && p != "" {
+			return Route{}, badParam("name %q %s", n, p)
 		}
 	}
 	return rt, nil

@@ -13,6 +13,11 @@ import (
 type heldBody struct {
 	*bytes.Reader
 	b []byte
+	// vetted is ValidateBody's answer for op vettedOp, kept so the door
+	// and the pipeline check the same bytes once (VetBody).
+	vettedOp string
+	vetted   Touched
+	vetErr   error
 }
 
 func (heldBody) Close() error { return nil }
@@ -39,4 +44,26 @@ func HoldBody(r *http.Request) ([]byte, error) {
 	}
 	r.Body = &heldBody{Reader: bytes.NewReader(b), b: b}
 	return b, nil
+}
+
+// VetBody holds r's body and checks it against op's request schema
+// (ValidateBody), once per request: the Iceberg door vets a body for its
+// policy, the pipeline for every door, and the second asks for free.
+func VetBody(r *http.Request, op string) (Touched, error) {
+	if !VetsBody(op) {
+		return Touched{}, nil
+	}
+	body, err := HoldBody(r)
+	if err != nil {
+		return Touched{}, err
+	}
+	h, held := r.Body.(*heldBody)
+	if held && h.vettedOp == op {
+		return h.vetted, h.vetErr
+	}
+	t, err := ValidateBody(op, body)
+	if held {
+		h.vettedOp, h.vetted, h.vetErr = op, t, err
+	}
+	return t, err
 }

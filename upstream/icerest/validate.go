@@ -8,15 +8,18 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strconv"
 	"unicode/utf8"
 )
 
 // ValidateBody checks a request body against its operation's request
-// schema before it leaves the gateway: one JSON object of the right shape,
-// with commit requirements and updates of types the spec knows. It checks
-// the shape only, not meaning (that a schema id exists is the backend's
-// call). null, trailing data, invalid UTF-8 and unknown update types are a
-// 400 here; a backend may take them for an empty commit.
+// schema before it leaves the gateway: one JSON object whose every field
+// has the type the spec's schema gives it (schema.go), down to each
+// commit update's and requirement's fields. It checks what a gateway can
+// know without the table's state, not meaning (that a schema id exists is
+// the backend's call). null, trailing data, invalid UTF-8, NUL, lone
+// surrogate escapes and unknown update types are a 400 here; a backend may
+// take them for an empty commit, or store U+FFFD in place of a surrogate.
 //
 // It also returns what the body names, read from the same parse (exact
 // keys, as backends read them), for the policy to decide on.
@@ -29,6 +32,9 @@ func ValidateBody(op string, body []byte) (Touched, error) {
 	obj, err := decodeObject(body)
 	if err == nil {
 		err = rules(obj, &t)
+	}
+	if err == nil {
+		err = checkSchema(op, body)
 	}
 	if err != nil {
 		return Touched{}, Errorf(http.StatusBadRequest, BadRequest, "malformed %s request: %v", op, err)
@@ -64,8 +70,10 @@ func VetsBody(op string) bool { return bodyRules[op] != nil }
 
 type object map[string]json.RawMessage
 
-// bodyRules are the request schemas, by operation. Fields the spec marks
-// required must be there; every field present must have its type.
+// bodyRules are the operations whose bodies are vetted, with what a
+// policy needs read from them (Touched) and the gateway's own rules
+// beyond the spec (non-empty names). Every field's type is then checked
+// against the spec's schema by checkSchema.
 var bodyRules = map[string]func(object, *Touched) error{
 	OpCreateNamespace: func(o object, t *Touched) error {
 		return all(o.required("namespace", namespaceLevels(&t.Namespace)), o.optional("properties", stringMap))
@@ -161,6 +169,9 @@ func decodeObject(raw []byte) (object, error) {
 	if !utf8.Valid(raw) {
 		return nil, errors.New("not valid UTF-8")
 	}
+	if err := CheckEscapes(raw); err != nil {
+		return nil, err
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	var o object
 	if err := dec.Decode(&o); err != nil {
@@ -176,6 +187,63 @@ func decodeObject(raw []byte) (object, error) {
 		return nil, errors.New("trailing data after the JSON object")
 	}
 	return o, nil
+}
+
+// CheckEscapes refuses the \u escapes encoding/json would decode quietly
+// into something else than was sent: a lone surrogate (stored as U+FFFD)
+// and NUL (which ends a C string in some backends' storage). A raw NUL or
+// control byte is not JSON at all; the decoder refuses those.
+func CheckEscapes(raw []byte) error {
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' {
+			continue
+		}
+		i++ // the escaped character: a backslash escapes the next one only
+		if i >= len(raw) || raw[i] != 'u' {
+			continue
+		}
+		r, ok := hex4(raw, i+1)
+		switch {
+		case !ok:
+			continue // not JSON; the decoder says so
+		case r == 0:
+			return errors.New("NUL (\\u0000) in a string")
+		case r >= 0xDC00 && r <= 0xDFFF:
+			return errors.New("lone surrogate escape in a string")
+		case r >= 0xD800 && r <= 0xDBFF:
+			if lo, ok := hex4(raw, i+7); !ok || raw[i+5] != '\\' || raw[i+6] != 'u' || lo < 0xDC00 || lo > 0xDFFF {
+				return errors.New("lone surrogate escape in a string")
+			}
+			i += 6 // the low half is checked: skip it
+		}
+		i += 4
+	}
+	return nil
+}
+
+// hex4 reads the four hex digits at raw[i:].
+func hex4(raw []byte, i int) (rune, bool) {
+	if i+4 > len(raw) {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(string(raw[i:i+4]), 16, 16)
+	return rune(v), err == nil
+}
+
+// checkSchema checks body (one JSON object, decodeObject passed it)
+// against op's request schema from the spec.
+func checkSchema(op string, body []byte) error {
+	s := operationSchemas[op]
+	if s == nil || s.Body == nil {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber() // numbers are checked as written: 1e999 is no long
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return fmt.Errorf("not a JSON object: %v", err)
+	}
+	return s.Body.check(v)
 }
 
 // nestedObject decodes an object inside a body decodeObject accepted
