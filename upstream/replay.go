@@ -245,12 +245,7 @@ func (g *Replayer) execute(w http.ResponseWriter, r *http.Request, rt icerest.Ro
 	// Deferred: if next panics, the outcome is unknown, so the claim is
 	// neither finalized nor released; its lease lapses and a retry
 	// resolves it.
-	handedOff := false
-	defer func() {
-		if !handedOff {
-			hb.stop()
-		}
-	}()
+	defer hb.done()
 	if err := g.store.MarkSent(ctx, key, owner, g.cfg.Lease.D(), g.cfg.Lifetime.D()); err != nil {
 		if !errors.Is(err, replay.ErrClaimLost) {
 			_ = g.store.Release(ctx, key, owner)
@@ -261,7 +256,7 @@ func (g *Replayer) execute(w http.ResponseWriter, r *http.Request, rt icerest.Ro
 	g.outcome(r, "executed")
 	rw := &recorder{StatusWriter: StatusWriter{ResponseWriter: w}}
 	next(rw, r, rt)
-	handedOff = g.settle(ctx, key, owner, fp, rw, sent, hb)
+	g.settle(ctx, key, owner, fp, rw, sent, hb)
 }
 
 // settle ends a claim by what its request's answer proves:
@@ -274,22 +269,18 @@ func (g *Replayer) execute(w http.ResponseWriter, r *http.Request, rt icerest.Ro
 //     "outcome unknown", and a retry resolves it (resolve) instead of
 //     running it blindly. A rule written for servers, "5xx is not
 //     finalized", would let a retry apply twice through a gateway.
-//
-// It reports whether the heartbeat was handed to a goroutine that still
-// stores the outcome.
-func (g *Replayer) settle(ctx context.Context, key, owner, fp string, rw *recorder, sent *delivery, hb *heartbeat) bool {
+func (g *Replayer) settle(ctx context.Context, key, owner, fp string, rw *recorder, sent *delivery, hb *heartbeat) {
 	status := rw.Status()
 	switch {
 	case finalizable(status) && status >= 400 && !g.errors.keep(rw.body.Len()):
 		g.release(ctx, key, owner, hb)
 	case finalizable(status):
-		return g.finalize(ctx, key, owner, g.finalRecord(fp, rw), hb)
+		g.finalize(ctx, key, owner, g.finalRecord(fp, rw), hb)
 	case !sent.maySent() || refusedUnapplied(status):
 		g.release(ctx, key, owner, hb)
 	default:
 		g.giveUp(ctx, key, owner, hb)
 	}
-	return false
 }
 
 func (g *Replayer) release(ctx context.Context, key, owner string, hb *heartbeat) {
@@ -310,18 +301,17 @@ func (g *Replayer) giveUp(ctx context.Context, key, owner string, hb *heartbeat)
 
 // finalize stores the outcome; if the store fails it keeps trying in the
 // background, the lease renewed, so that a retry meanwhile waits rather
-// than finding the outcome unknown. It reports whether it went on in the
-// background.
-func (g *Replayer) finalize(ctx context.Context, key, owner string, rec replay.Record, hb *heartbeat) bool {
+// than finding the outcome unknown.
+func (g *Replayer) finalize(ctx context.Context, key, owner string, rec replay.Record, hb *heartbeat) {
 	if err := g.store.Finalize(ctx, key, owner, rec, g.cfg.Lifetime.D()); err == nil {
 		hb.stop()
-		return false
+		return
 	}
+	hb.handedOff.Store(true)
 	go func() {
 		defer hb.stop()
 		g.finalizeLater(ctx, key, owner, rec)
 	}()
-	return true
 }
 
 // finalizeLater retries storing an outcome, with backoff, for about one
@@ -344,19 +334,21 @@ func (g *Replayer) finalizeLater(ctx context.Context, key, owner string, rec rep
 
 // heartbeat renews a claim's lease while its request runs.
 type heartbeat struct {
-	done, exited chan struct{}
+	quit, exited chan struct{}
 	once         sync.Once
+	// handedOff: a goroutine storing the outcome later owns it now.
+	handedOff atomic.Bool
 }
 
 func (g *Replayer) heartbeat(key, owner string) *heartbeat {
-	hb := &heartbeat{done: make(chan struct{}), exited: make(chan struct{})}
+	hb := &heartbeat{quit: make(chan struct{}), exited: make(chan struct{})}
 	go func() {
 		defer close(hb.exited)
 		t := time.NewTicker(g.cfg.Lease.D() / 3)
 		defer t.Stop()
 		for {
 			select {
-			case <-hb.done:
+			case <-hb.quit:
 				return
 			case <-t.C:
 				_ = g.store.Extend(context.Background(), key, owner, g.cfg.Lease.D())
@@ -369,8 +361,16 @@ func (g *Replayer) heartbeat(key, owner string) *heartbeat {
 // stop ends the renewals and waits until none is in flight, so that a
 // renewal cannot land after the lease was ended (giveUp).
 func (hb *heartbeat) stop() {
-	hb.once.Do(func() { close(hb.done) })
+	hb.once.Do(func() { close(hb.quit) })
 	<-hb.exited
+}
+
+// done ends the request's part: it stops the renewals unless they were
+// handed off.
+func (hb *heartbeat) done() {
+	if !hb.handedOff.Load() {
+		hb.stop()
+	}
 }
 
 // storeDown refuses a keyed mutation when its key cannot be guarded: a

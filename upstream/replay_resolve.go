@@ -61,39 +61,13 @@ func (g *Replayer) resolve(w http.ResponseWriter, r *http.Request, rt icerest.Ro
 	ctx, sent := withDelivery(context.WithoutCancel(ctx))
 	r = r.WithContext(ctx)
 	hb := g.heartbeat(key, owner)
-	handedOff := false
-	defer func() {
-		if !handedOff {
-			hb.stop()
-		}
-	}()
+	defer hb.done()
 	v := g.verdict(ctx, r, rt, body, rec)
 	switch {
 	case v.landed != nil:
-		handedOff = g.answerLanded(w, r, key, owner, rec.Fingerprint, v.landed, hb)
+		g.answerLanded(w, r, key, owner, rec.Fingerprint, v.landed, hb)
 	case v.rerun:
-		g.outcome(r, "resolved-rerun")
-		rw := &recorder{StatusWriter: StatusWriter{ResponseWriter: w}}
-		if v.recheck == nil {
-			next(rw, r, rt)
-			handedOff = g.settle(ctx, key, owner, rec.Fingerprint, rw, sent, hb)
-			return true
-		}
-		held := Capture(next, r, rt)
-		if held.Status == http.StatusConflict {
-			if landed := v.recheck(); landed != nil {
-				handedOff = g.answerLanded(w, r, key, owner, rec.Fingerprint, landed, hb)
-				return true
-			}
-			// Refused, and its first copy not found: that copy may have
-			// landed and been expired since. Not a 409: the client would
-			// commit again.
-			g.giveUp(ctx, key, owner, hb)
-			outcomeUnknown(w, r)
-			return true
-		}
-		held.WriteTo(rw)
-		handedOff = g.settle(ctx, key, owner, rec.Fingerprint, rw, sent, hb)
+		g.rerun(w, r, rt, key, owner, rec.Fingerprint, v.recheck, sent, hb, next)
 	default:
 		g.outcome(r, "unknown")
 		g.giveUp(ctx, key, owner, hb)
@@ -102,9 +76,37 @@ func (g *Replayer) resolve(w http.ResponseWriter, r *http.Request, rt icerest.Ro
 	return true
 }
 
+// rerun runs a request whose first copy cannot be applied as well (see
+// verdict). A copy refused with 409 is looked up again with recheck: the
+// first copy landed in the meantime, or the outcome stays unknown.
+func (g *Replayer) rerun(w http.ResponseWriter, r *http.Request, rt icerest.Route, key, owner, fp string,
+	recheck func() []byte, sent *delivery, hb *heartbeat, next Handler) {
+	g.outcome(r, "resolved-rerun")
+	rw := &recorder{StatusWriter: StatusWriter{ResponseWriter: w}}
+	if recheck == nil {
+		next(rw, r, rt)
+		g.settle(r.Context(), key, owner, fp, rw, sent, hb)
+		return
+	}
+	held := Capture(next, r, rt)
+	if held.Status != http.StatusConflict {
+		held.WriteTo(rw)
+		g.settle(r.Context(), key, owner, fp, rw, sent, hb)
+		return
+	}
+	if landed := recheck(); landed != nil {
+		g.answerLanded(w, r, key, owner, fp, landed, hb)
+		return
+	}
+	// Refused, and the first copy not found: it may have landed and been
+	// expired since. Not a 409, on which a client would commit again.
+	g.giveUp(r.Context(), key, owner, hb)
+	outcomeUnknown(w, r)
+}
+
 // answerLanded answers a retry whose first request was found applied, and
 // stores that answer for the retries after it.
-func (g *Replayer) answerLanded(w http.ResponseWriter, r *http.Request, key, owner, fp string, body []byte, hb *heartbeat) bool {
+func (g *Replayer) answerLanded(w http.ResponseWriter, r *http.Request, key, owner, fp string, body []byte, hb *heartbeat) {
 	g.outcome(r, "resolved-applied")
 	g.Replays.Add(1)
 	rw := &recorder{StatusWriter: StatusWriter{ResponseWriter: w}}
@@ -112,7 +114,7 @@ func (g *Replayer) answerLanded(w http.ResponseWriter, r *http.Request, key, own
 	rw.Header().Set(ReplayedHeader, "true")
 	rw.WriteHeader(http.StatusOK)
 	_, _ = rw.Write(body)
-	return g.finalize(r.Context(), key, owner, g.finalRecord(fp, rw), hb)
+	g.finalize(r.Context(), key, owner, g.finalRecord(fp, rw), hb)
 }
 
 // verdict is what lakegate could find out about an unknown outcome.
