@@ -35,9 +35,12 @@ import (
 //     that way (409) is looked up again: landed, it is answered as such;
 //     not found, the outcome stays unknown (the snapshot may since have
 //     been expired), never a 409 that would make a client commit again.
+//   - A transaction (commitTransaction) is decided the same way, table by
+//     table: landed when every change is found (the retry gets its 204),
+//     run again when none is and each excludes itself.
 //   - Anything else (property, schema or view changes, namespace and
-//     table creation without a client-chosen id, transactions) cannot be
-//     decided from what a catalog shows: the retry gets 500
+//     table creation without a client-chosen id) cannot be decided from
+//     what a catalog shows: the retry gets 500
 //     CommitStateUnknownException for the key's lifetime.
 //
 // This relies on the backend checking a commit's requirements atomically
@@ -80,7 +83,7 @@ func (g *Replayer) resolve(w http.ResponseWriter, r *http.Request, rt icerest.Ro
 // verdict). A copy refused with 409 is looked up again with recheck: the
 // first copy landed in the meantime, or the outcome stays unknown.
 func (g *Replayer) rerun(w http.ResponseWriter, r *http.Request, rt icerest.Route, key, owner, fp string,
-	recheck func() []byte, sent *delivery, hb *heartbeat, next Handler) {
+	recheck func() *landedAnswer, sent *delivery, hb *heartbeat, next Handler) {
 	g.outcome(r, "resolved-rerun")
 	rw := &recorder{StatusWriter: StatusWriter{ResponseWriter: w}}
 	if recheck == nil {
@@ -106,48 +109,132 @@ func (g *Replayer) rerun(w http.ResponseWriter, r *http.Request, rt icerest.Rout
 
 // answerLanded answers a retry whose first request was found applied, and
 // stores that answer for the retries after it.
-func (g *Replayer) answerLanded(w http.ResponseWriter, r *http.Request, key, owner, fp string, body []byte, hb *heartbeat) {
+func (g *Replayer) answerLanded(w http.ResponseWriter, r *http.Request, key, owner, fp string, a *landedAnswer, hb *heartbeat) {
 	g.outcome(r, "resolved-applied")
 	g.Replays.Add(1)
 	rw := &recorder{StatusWriter: StatusWriter{ResponseWriter: w}}
-	rw.Header().Set("Content-Type", "application/json")
+	if a.body != nil {
+		rw.Header().Set("Content-Type", "application/json")
+	}
 	rw.Header().Set(ReplayedHeader, "true")
-	rw.WriteHeader(http.StatusOK)
-	_, _ = rw.Write(body)
+	rw.WriteHeader(a.status)
+	_, _ = rw.Write(a.body)
 	g.finalize(r.Context(), key, owner, g.finalRecord(fp, rw), hb)
 }
 
 // verdict is what lakegate could find out about an unknown outcome.
 type verdict struct {
 	// landed is the answer to send when the request was applied.
-	landed []byte
+	landed *landedAnswer
 	// rerun: running the request again cannot apply it twice.
 	rerun bool
 	// recheck, for a rerun refused with 409, looks again whether the
 	// first copy landed (its answer, or nil).
-	recheck func() []byte
+	recheck func() *landedAnswer
+}
+
+// landedAnswer is what a retry of an applied request is told: a commit's
+// table as it is now, or a transaction's 204.
+type landedAnswer struct {
+	status int
+	body   []byte
 }
 
 func (g *Replayer) verdict(ctx context.Context, r *http.Request, rt icerest.Route, body []byte, rec replay.Record) verdict {
 	if g.backendDedupes(ctx, rec.Created) {
 		return verdict{rerun: true}
 	}
-	if rt.Operation != icerest.OpUpdateTable || g.backend == nil {
+	if g.backend == nil {
 		return verdict{}
 	}
-	plan, ok := planOf(body)
+	changes, ok := changesOf(rt, body)
 	if !ok {
 		return verdict{}
 	}
-	look := func() (landed []byte, absent bool) { return g.lookUp(r, rt, plan) }
+	look := func() (*landedAnswer, bool) { return g.lookUpAll(r, rt.Operation, changes) }
 	landed, absent := look()
 	switch {
 	case landed != nil:
 		return verdict{landed: landed}
-	case absent && plan.excludesItself():
-		return verdict{rerun: true, recheck: func() []byte { l, _ := look(); return l }}
+	case absent && excludeThemselves(changes):
+		return verdict{rerun: true, recheck: func() *landedAnswer { l, _ := look(); return l }}
 	}
 	return verdict{}
+}
+
+// change is one table a commit changes, and what it does to it.
+type change struct {
+	table icerest.Route // the table's loadTable route
+	plan  commitPlan
+}
+
+// changesOf reads the tables a commit (updateTable) or a transaction
+// (commitTransaction) changes; false when any change cannot be found in a
+// table afterwards.
+func changesOf(rt icerest.Route, body []byte) ([]change, bool) {
+	load := icerest.Route{Operation: icerest.OpLoadTable, Prefix: rt.Prefix, HasPrefix: rt.HasPrefix,
+		Namespace: rt.Namespace, Table: rt.Table}
+	switch rt.Operation {
+	case icerest.OpUpdateTable:
+		p, ok := planOf(body)
+		return []change{{load, p}}, ok
+	case icerest.OpCommitTransaction:
+		var tx struct {
+			Changes []json.RawMessage `json:"table-changes"`
+		}
+		if json.Unmarshal(body, &tx) != nil || len(tx.Changes) == 0 {
+			return nil, false
+		}
+		out := make([]change, 0, len(tx.Changes))
+		for _, raw := range tx.Changes {
+			var id struct {
+				Identifier *icerest.Identifier `json:"identifier"`
+			}
+			p, ok := planOf(raw)
+			if !ok || json.Unmarshal(raw, &id) != nil || id.Identifier == nil {
+				return nil, false
+			}
+			t := load
+			t.Namespace, t.Table = id.Identifier.Namespace, id.Identifier.Name
+			out = append(out, change{t, p})
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+func excludeThemselves(changes []change) bool {
+	for _, c := range changes {
+		if !c.plan.excludesItself() {
+			return false
+		}
+	}
+	return true
+}
+
+// lookUpAll looks every change up: all found is the request's answer
+// (a commit's table, a transaction's 204); absent when every change is
+// shown not to be there; neither for anything between, which no atomic
+// commit leaves.
+func (g *Replayer) lookUpAll(r *http.Request, op string, changes []change) (*landedAnswer, bool) {
+	var found, absent int
+	var answer []byte
+	for _, c := range changes {
+		landed, gone := g.lookUp(r, c.table, c.plan)
+		switch {
+		case landed != nil:
+			found, answer = found+1, landed
+		case gone:
+			absent++
+		}
+	}
+	switch {
+	case found == len(changes) && op == icerest.OpCommitTransaction:
+		return &landedAnswer{status: http.StatusNoContent}, false
+	case found == len(changes):
+		return &landedAnswer{status: http.StatusOK, body: answer}, false
+	}
+	return nil, absent == len(changes)
 }
 
 // backendDedupes reports whether the backend advertises Idempotency-Key
@@ -240,9 +327,7 @@ func (p commitPlan) excludesItself() bool {
 // lookUp loads the table from the backend (past the cache) and tells
 // whether the commit is in it: its answer as a commit response when it
 // is, absent when the table shows it is not, neither when it cannot tell.
-func (g *Replayer) lookUp(r *http.Request, rt icerest.Route, p commitPlan) (landed []byte, absent bool) {
-	load := rt
-	load.Operation = icerest.OpLoadTable
+func (g *Replayer) lookUp(r *http.Request, load icerest.Route, p commitPlan) (landed []byte, absent bool) {
 	req, err := http.NewRequestWithContext(withoutDelivery(r.Context()), http.MethodGet, "/", http.NoBody)
 	if err != nil {
 		return nil, false

@@ -35,14 +35,15 @@ type faultyProxy struct {
 	held    chan struct{} // closed once a held commit reached the catalog
 	garble  bool          // LoadTable answers garbage metadata
 	quote   bool          // every request but /v1/config gets a 500 quoting its Authorization
-	applied atomic.Int64  // commits the catalog answered 200
+	applied atomic.Int64  // commits and transactions the catalog applied (2xx)
 }
 
 func (p *faultyProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	p.mu.Lock()
 	hold, garble, quote := p.hold, p.garble, p.quote
-	commit := r.Method == http.MethodPost && strings.Contains(r.URL.Path, "/tables/") && !strings.HasSuffix(r.URL.Path, "/metrics")
+	commit := r.Method == http.MethodPost && (strings.HasSuffix(r.URL.Path, "/transactions/commit") ||
+		strings.Contains(r.URL.Path, "/tables/") && !strings.HasSuffix(r.URL.Path, "/metrics"))
 	if commit {
 		p.hold = 0
 	}
@@ -67,7 +68,7 @@ func (p *faultyProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// The gateway gives up meanwhile; the commit still lands.
 		time.Sleep(hold)
 		status, _, _ := p.forward(context.Background(), r, body)
-		if status == http.StatusOK {
+		if status/100 == 2 {
 			p.applied.Add(1)
 		}
 		p.mu.Lock()
@@ -76,7 +77,7 @@ func (p *faultyProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	status, h, out := p.forward(r.Context(), r, body)
-	if commit && status == http.StatusOK {
+	if commit && status/100 == 2 {
 		p.applied.Add(1)
 	}
 	for k, v := range h {
@@ -148,8 +149,15 @@ func newBoundary(t *testing.T, catalog map[string]any) *boundary {
 	b := &boundary{proxy: p, replicas: []string{replica(t, app), replica(t, app)}, prefix: "/v1/" + name}
 	status, body, _ := post(t, b.replicas[0]+b.prefix+"/namespaces", "", `{"namespace":["ns"]}`)
 	require.Equal(t, http.StatusOK, status, body)
-	status, body, _ = post(t, b.replicas[0]+b.prefix+"/namespaces/ns/tables", "",
-		`{"name":"t","schema":{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","type":"long","required":true}]}}`)
+	b.location = b.createTable(t, "t")
+	return b
+}
+
+// createTable creates table ns.name and returns its location.
+func (b *boundary) createTable(t *testing.T, name string) string {
+	t.Helper()
+	status, body, _ := post(t, b.replicas[0]+b.prefix+"/namespaces/ns/tables", "",
+		`{"name":"`+name+`","schema":{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","type":"long","required":true}]}}`)
 	require.Equal(t, http.StatusOK, status, body)
 	var created struct {
 		Metadata struct {
@@ -157,14 +165,17 @@ func newBoundary(t *testing.T, catalog map[string]any) *boundary {
 		} `json:"metadata"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(body), &created))
-	b.location = created.Metadata.Location
-	return b
+	return created.Metadata.Location
 }
 
 // tableState is what the catalog holds of the table.
 func (b *boundary) tableState(t *testing.T) (snapshots []int64, props map[string]string, metadataLog int) {
+	return b.stateOf(t, "t")
+}
+
+func (b *boundary) stateOf(t *testing.T, table string) (snapshots []int64, props map[string]string, metadataLog int) {
 	t.Helper()
-	resp, err := http.Get(b.proxy.backend + "/v1/namespaces/ns/tables/t")
+	resp, err := http.Get(b.proxy.backend + "/v1/namespaces/ns/tables/" + table)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	var m struct {
@@ -270,6 +281,31 @@ func TestExactlyOnceAgainstASlowBackend(t *testing.T) {
 		assert.Equal(t, before+1, b.proxy.applied.Load(), "both copies were applied")
 		snaps, _, _ := b.tableState(t)
 		assert.Equal(t, []int64{main, id}, snaps)
+	})
+
+	t.Run("a transaction applied late is found and answered 204", func(t *testing.T) {
+		b.createTable(t, "tx1")
+		b.createTable(t, "tx2")
+		id := main + 100
+		change := func(table string, snap int64) string {
+			return `{"identifier":{"namespace":["ns"],"name":"` + table + `"},` + b.appendCommit(snap, 0, 1)[1:]
+		}
+		body := `{"table-changes":[` + change("tx1", id) + `,` + change("tx2", id+1) + `]}`
+		txURL := func(replica string) string { return replica + b.prefix + "/transactions/commit" }
+		key := uuid.Must(uuid.NewV7()).String()
+		landed := b.proxy.holdNextCommit(1500 * time.Millisecond)
+		before := b.proxy.applied.Load()
+		status, answer, _ := post(t, txURL(b.replicas[0]), key, body)
+		assert.Equal(t, http.StatusGatewayTimeout, status, answer)
+		<-landed
+		status, answer, h := post(t, txURL(b.replicas[1]), key, body)
+		assert.Equal(t, http.StatusNoContent, status, answer)
+		assert.Equal(t, "true", h.Get("Idempotent-Replayed"))
+		assert.Equal(t, before+1, b.proxy.applied.Load(), "the transaction was applied twice")
+		for table, snap := range map[string]int64{"tx1": id, "tx2": id + 1} {
+			snaps, _, _ := b.stateOf(t, table)
+			assert.Equal(t, []int64{snap}, snaps, table)
+		}
 	})
 }
 
