@@ -39,6 +39,8 @@ func TestValidateBodyGood(t *testing.T) {
 		{OpRenameTable, `{"source":` + okIdent + `,"destination":` + okIdent + `}`},
 		{OpRenameView, `{"source":` + okIdent + `,"destination":` + okIdent + `}`},
 		{OpCreateView, `{"name":"v","schema":` + okSchema + `,"view-version":` + okViewVersion + `,"properties":{}}`},
+		// Required by the spec, left out by Iceberg Java when empty.
+		{OpCreateView, `{"name":"v","schema":` + okSchema + `,"view-version":` + okViewVersion + `}`},
 		{OpReplaceView, `{"requirements":[{"type":"assert-view-uuid","uuid":"u"}],"updates":[{"action":"add-view-version","view-version":` + okViewVersion + `}]}`},
 		{OpReportMetrics, okScanReport},
 		{OpReportMetrics, `{"report-type":"commit-report","table-name":"db.t","snapshot-id":1,"sequence-number":1,"operation":"append","metrics":{}}`},

@@ -124,9 +124,20 @@ func (g *gen) param(p any) map[string]any {
 func (g *gen) ref(name string) *Node {
 	if _, ok := g.out[name]; !ok {
 		g.out[name] = nil // taken: a cycle stops here
-		g.out[name] = g.convert(obj(g.schemas[name]))
+		n := g.convert(obj(g.schemas[name]))
+		n.Required = slices.DeleteFunc(n.Required, func(f string) bool { return slices.Contains(omitted[name], f) })
+		g.out[name] = n
 	}
 	return &Node{Ref: name}
+}
+
+// omitted are fields the spec requires that real clients leave out and
+// every catalog accepts without: refusing them would refuse those
+// clients. Iceberg Java (1.10) sends a CreateViewRequest without
+// "properties" when the view has none; Nessie, the reference server and
+// the embedded catalog take it.
+var omitted = map[string][]string{
+	"CreateViewRequest": {"properties"},
 }
 
 // convert turns one schema into a node.
