@@ -224,13 +224,14 @@ func (g *Replayer) await(ctx context.Context, key string, rec replay.Record, dea
 	}
 }
 
-// outcomeUnknown answers a retry of a request that reached the backend but
-// whose outcome could not be stored: running it again could apply it
-// twice, so the client must check the table instead.
+// outcomeUnknown answers a retry of a request that may have reached the
+// backend and whose outcome neither the store nor the catalog tells
+// (resolve): running it again could apply it twice, so the client must
+// check the table instead.
 func outcomeUnknown(w http.ResponseWriter, r *http.Request) {
 	icerest.WriteError(w, r, icerest.Errorf(http.StatusInternalServerError, icerest.CommitStateUnknown,
-		"a request with this Idempotency-Key reached the backend, but its outcome could not be recorded: "+
-			"it may or may not have been applied, and it is not run again"))
+		"a request with this Idempotency-Key may have reached the backend, and whether it was applied is unknown: "+
+			"it is not run again; check the table, and use a new key for a new attempt"))
 }
 
 // execute runs the claimed request, detached from the client (a client
@@ -315,13 +316,13 @@ func (g *Replayer) finalize(ctx context.Context, key, owner string, rec replay.R
 }
 
 // finalizeLater retries storing an outcome, with backoff, for about one
-// lease. If the store is still failing then, the sent claim lapses: retries
-// get CommitStateUnknownException for the key's lifetime, never a re-run.
+// lease. If the store is still failing then, the sent claim lapses: a
+// retry resolves it (resolve), never a blind re-run.
 func (g *Replayer) finalizeLater(ctx context.Context, key, owner string, rec replay.Record) {
 	deadline := time.Now().Add(g.cfg.Lease.D())
 	for wait := 50 * time.Millisecond; ; wait = min(2*wait, 2*time.Second) {
 		if time.Now().Add(wait).After(deadline) {
-			g.log.Error("could not store an idempotent outcome: retries of this key get CommitStateUnknownException",
+			g.log.Error("could not store an idempotent outcome: a retry of this key must resolve it from the catalog",
 				zap.String("catalog", g.catalog))
 			return
 		}
