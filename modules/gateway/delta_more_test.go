@@ -211,7 +211,10 @@ func TestDeltaUniformAddCommit(t *testing.T) {
 		assert.Equal(t, http.StatusConflict, code, "version %d: %v", v, bad)
 		assert.Equal(t, "CommitVersionConflictException", errType(bad))
 	}
-	assert.Equal(t, "1", meta(again)["properties"].(map[string]any)["delta.lastUpdateVersion"], "the ratified commit is the last update")
+	// A data-only commit moves latest-table-version, not the last metadata
+	// commit (delta.lastUpdateVersion), which is still the create's.
+	assert.Equal(t, "0", meta(again)["properties"].(map[string]any)["delta.lastUpdateVersion"], "a data-only commit is no metadata commit")
+	assert.Equal(t, float64(0), meta(again)["last-commit-version"])
 	// The ratified commit is unbackfilled until the client says it published it.
 	commits := again["commits"].([]any)
 	require.Len(t, commits, 1, "%v", again)
@@ -285,6 +288,8 @@ func TestDeltaUniformAddCommit(t *testing.T) {
 	assert.Equal(t, snap3, after.CurrentSnapshot().SnapshotID)
 	assert.Equal(t, "2", after.Properties()["uniform.converted"])
 	assert.Equal(t, float64(2), out["latest-table-version"])
+	assert.Equal(t, "2", meta(out)["properties"].(map[string]any)["delta.lastUpdateVersion"], "a commit that sets properties changes metadata")
+	assert.Equal(t, float64(2), meta(out)["last-commit-version"])
 	assert.Len(t, embeddedtest.ScanAll(t, after), 8)
 
 	// A move followed by an update that is refused undoes the move: the
