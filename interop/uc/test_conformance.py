@@ -243,10 +243,14 @@ def create_existing(c):
     return create(name)(c)
 
 
+# ALL_TYPES has a timestamp_ntz column, which needs the timestampNtz feature.
+NTZ_PROTOCOL = {"min-reader-version": 3, "min-writer-version": 7, "reader-features": ["timestampNtz"],
+                "writer-features": ["timestampNtz"]}
 case("create-managed", "createTable", create(columns=ALL_TYPES, **{"partition-columns": ["dt"]},
                                              properties={"delta.appendOnly": "false", "owner.note": "x"},
-                                             comment="a table"),
+                                             comment="a table", protocol=NTZ_PROTOCOL),
      200, check=lambda c, call, body: check_created(c, call.ctx["resp"], call, body))
+case("create-ntz-without-feature", "createTable", create(columns=ALL_TYPES), 400, "InvalidParameterValueException")
 case("create-external", "createTable", create(**{"table-type": "EXTERNAL"}), 200,
      check=lambda c, call, body: check_created(c, call.ctx["resp"], call, body))
 case("create-at-staged-location", "createTable", create_at_staged, 200, check=check_staged_uuid)

@@ -68,7 +68,7 @@ func (s *Service) Update(ctx context.Context, ref Ref, req *UpdateTableRequest) 
 	for i := range req.Updates {
 		byAction[req.Updates[i].Action] = &req.Updates[i]
 	}
-	if err := checkUpdateState(l.Metadata.Properties(), byAction); err != nil {
+	if err := checkUpdateState(l.Metadata.Properties(), l.Metadata.CurrentSchema(), byAction); err != nil {
 		return nil, err
 	}
 	before := l
