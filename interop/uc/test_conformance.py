@@ -348,12 +348,15 @@ case("exists", "tableExists", on_table("tableExists", "HEAD"), 204)
 case("exists-missing", "tableExists", on_name("tableExists", "HEAD", MISSING), 404)
 case("exists-no-schema", "tableExists", on_name("tableExists", "HEAD", MISSING, schema=NO_SCHEMA), 404)
 case("exists-invalid-name", "tableExists", on_name("tableExists", "HEAD", "%2E%2E", raw=True), 404)
+# A table with no Delta side is no Delta table: 404 where the spec lists no 400.
+case("exists-iceberg-only", "tableExists", on_iceberg_table("tableExists", "HEAD"), 404)
 case("delete", "deleteTable", on_table("deleteTable", "DELETE"), 204, check=check_deleted)
 case("delete-missing", "deleteTable", on_name("deleteTable", "DELETE", MISSING), 404, "NoSuchTableException")
 case("delete-no-schema", "deleteTable", on_name("deleteTable", "DELETE", MISSING, schema=NO_SCHEMA), 404,
      "NoSuchSchemaException")
 case("delete-invalid-name", "deleteTable", on_name("deleteTable", "DELETE", "%2E%2E", raw=True), 404,
      "NoSuchTableException")
+case("delete-iceberg-only", "deleteTable", on_iceberg_table("deleteTable", "DELETE"), 404, "NoSuchTableException")
 
 
 # --- updateTable
@@ -696,6 +699,9 @@ case("rename-missing", "renameTable", on_name("renameTable", "POST", MISSING, "/
 case("rename-no-schema", "renameTable", on_name("renameTable", "POST", MISSING, "/rename", schema=NO_SCHEMA,
                                                 body={"new-name": unique("rnto")}), 404, "NoSuchSchemaException",
      valid_request=True)
+case("rename-iceberg-only", "renameTable", on_iceberg_table("renameTable", "POST", "/rename",
+                                                          body={"new-name": unique("rnto")}), 400,
+     "UnsupportedTableFormatException", valid_request=True)
 case("rename-without-new-name", "renameTable", rename(False), 400, BAD_REQUEST)
 case("rename-across-schemas", "renameTable", rename(f"other.{unique('rnto')}"), 400, BAD_REQUEST)
 case("rename-invalid-new-name", "renameTable", rename(".."), 400, BAD_REQUEST)

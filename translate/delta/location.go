@@ -2,13 +2,9 @@ package delta
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"net/url"
-	"slices"
-	"strings"
 
-	"github.com/lakegate/lakegate/translate"
 	"github.com/lakegate/lakegate/upstream/locations"
 )
 
@@ -42,42 +38,26 @@ func (s *Service) checkLocation(ctx context.Context, c *icebergClient, ref Ref, 
 		if other == name {
 			continue // the create itself answers AlreadyExists
 		}
-		at, err := c.tableLocation(ctx, ref.Namespace, other)
+		// Only the location is read: one table lakegate cannot parse must
+		// not fail every create of its schema. Skipping it could pass a
+		// location inside it, so one without a location still refuses.
+		p, err := c.peek(ctx, ref.Namespace, other)
 		if err != nil {
 			if AsError(err).Code == http.StatusNotFound {
 				continue // dropped meanwhile
 			}
 			return err
 		}
-		if locations.Overlap(loc, at) {
-			return invalidParam("location %q overlaps table %s at %q", loc,
-				strings.Join(append(append([]string{}, ref.Namespace...), other), "."), at)
+		if p.Location == "" {
+			return Errorf(http.StatusBadGateway, InternalServerError,
+				"catalog %q: table %s has no readable location in its metadata, so a new location cannot be checked "+
+					"against it", c.Catalog, qualified(ref.Namespace, other))
+		}
+		if locations.Overlap(loc, p.Location) {
+			return invalidParam("location %q overlaps table %s at %q", loc, qualified(ref.Namespace, other), p.Location)
 		}
 	}
 	return nil
-}
-
-// tableLocation reads only a table's location from its LoadTable answer.
-// The overlap check needs nothing else, and parsing the whole metadata
-// would let one table that lakegate cannot parse (a backend that stored a
-// duplicate snapshot id, which iceberg-go refuses) fail every create in
-// its schema. Skipping such a table instead could pass a location inside
-// it, so a table whose location cannot be read still refuses the create,
-// naming the table to repair.
-func (c *icebergClient) tableLocation(ctx context.Context, ns []string, tbl string) (string, error) {
-	var l translate.LoadResult
-	if err := c.do(ctx, http.MethodGet, c.TablesPath(ns, tbl, ""), nil, &l, nil); err != nil {
-		return "", err
-	}
-	var m struct {
-		Location string `json:"location"`
-	}
-	if err := json.Unmarshal(l.Metadata, &m); err != nil || m.Location == "" {
-		return "", Errorf(http.StatusBadGateway, InternalServerError,
-			"catalog %q: table %s has no readable location in its metadata, so a new location cannot be checked "+
-				"against it", c.Catalog, strings.Join(append(slices.Clone(ns), tbl), "."))
-	}
-	return m.Location, nil
 }
 
 // listTables lists a namespace's table names, following page tokens.

@@ -55,7 +55,7 @@ func (s *Service) Update(ctx context.Context, ref Ref, req *UpdateTableRequest) 
 	if err != nil {
 		return nil, err
 	}
-	if err := deltaTable(l, ref); err != nil {
+	if err := deltaTable(l.Metadata.Properties(), ref); err != nil {
 		return nil, err
 	}
 	if err := checkRequirementsMet(req, l); err != nil {

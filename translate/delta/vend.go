@@ -80,7 +80,7 @@ func (s *Service) Credentials(ctx context.Context, ref Ref, op string) (*Credent
 	if err != nil {
 		return nil, err
 	}
-	if err := deltaTable(l, ref); err != nil {
+	if err := deltaTable(l.Metadata.Properties(), ref); err != nil {
 		return nil, err
 	}
 	creds := l.Credentials
