@@ -243,10 +243,14 @@ def create_existing(c):
     return create(name)(c)
 
 
+# ALL_TYPES has a timestamp_ntz column, which needs the timestampNtz feature.
+NTZ_PROTOCOL = {"min-reader-version": 3, "min-writer-version": 7, "reader-features": ["timestampNtz"],
+                "writer-features": ["timestampNtz"]}
 case("create-managed", "createTable", create(columns=ALL_TYPES, **{"partition-columns": ["dt"]},
                                              properties={"delta.appendOnly": "false", "owner.note": "x"},
-                                             comment="a table"),
+                                             comment="a table", protocol=NTZ_PROTOCOL),
      200, check=lambda c, call, body: check_created(c, call.ctx["resp"], call, body))
+case("create-ntz-without-feature", "createTable", create(columns=ALL_TYPES), 400, "InvalidParameterValueException")
 case("create-external", "createTable", create(**{"table-type": "EXTERNAL"}), 200,
      check=lambda c, call, body: check_created(c, call.ctx["resp"], call, body))
 case("create-at-staged-location", "createTable", create_at_staged, 200, check=check_staged_uuid)
@@ -344,12 +348,15 @@ case("exists", "tableExists", on_table("tableExists", "HEAD"), 204)
 case("exists-missing", "tableExists", on_name("tableExists", "HEAD", MISSING), 404)
 case("exists-no-schema", "tableExists", on_name("tableExists", "HEAD", MISSING, schema=NO_SCHEMA), 404)
 case("exists-invalid-name", "tableExists", on_name("tableExists", "HEAD", "%2E%2E", raw=True), 404)
+# A table with no Delta side is no Delta table: 404 where the spec lists no 400.
+case("exists-iceberg-only", "tableExists", on_iceberg_table("tableExists", "HEAD"), 404)
 case("delete", "deleteTable", on_table("deleteTable", "DELETE"), 204, check=check_deleted)
 case("delete-missing", "deleteTable", on_name("deleteTable", "DELETE", MISSING), 404, "NoSuchTableException")
 case("delete-no-schema", "deleteTable", on_name("deleteTable", "DELETE", MISSING, schema=NO_SCHEMA), 404,
      "NoSuchSchemaException")
 case("delete-invalid-name", "deleteTable", on_name("deleteTable", "DELETE", "%2E%2E", raw=True), 404,
      "NoSuchTableException")
+case("delete-iceberg-only", "deleteTable", on_iceberg_table("deleteTable", "DELETE"), 404, "NoSuchTableException")
 
 
 # --- updateTable
@@ -692,6 +699,9 @@ case("rename-missing", "renameTable", on_name("renameTable", "POST", MISSING, "/
 case("rename-no-schema", "renameTable", on_name("renameTable", "POST", MISSING, "/rename", schema=NO_SCHEMA,
                                                 body={"new-name": unique("rnto")}), 404, "NoSuchSchemaException",
      valid_request=True)
+case("rename-iceberg-only", "renameTable", on_iceberg_table("renameTable", "POST", "/rename",
+                                                          body={"new-name": unique("rnto")}), 400,
+     "UnsupportedTableFormatException", valid_request=True)
 case("rename-without-new-name", "renameTable", rename(False), 400, BAD_REQUEST)
 case("rename-across-schemas", "renameTable", rename(f"other.{unique('rnto')}"), 400, BAD_REQUEST)
 case("rename-invalid-new-name", "renameTable", rename(".."), 400, BAD_REQUEST)

@@ -211,7 +211,10 @@ func TestDeltaUniformAddCommit(t *testing.T) {
 		assert.Equal(t, http.StatusConflict, code, "version %d: %v", v, bad)
 		assert.Equal(t, "CommitVersionConflictException", errType(bad))
 	}
-	assert.Equal(t, "1", meta(again)["properties"].(map[string]any)["delta.lastUpdateVersion"], "the ratified commit is the last update")
+	// A data-only commit moves latest-table-version, not the last metadata
+	// commit (delta.lastUpdateVersion), which is still the create's.
+	assert.Equal(t, "0", meta(again)["properties"].(map[string]any)["delta.lastUpdateVersion"], "a data-only commit is no metadata commit")
+	assert.Equal(t, float64(0), meta(again)["last-commit-version"])
 	// The ratified commit is unbackfilled until the client says it published it.
 	commits := again["commits"].([]any)
 	require.Len(t, commits, 1, "%v", again)
@@ -285,6 +288,8 @@ func TestDeltaUniformAddCommit(t *testing.T) {
 	assert.Equal(t, snap3, after.CurrentSnapshot().SnapshotID)
 	assert.Equal(t, "2", after.Properties()["uniform.converted"])
 	assert.Equal(t, float64(2), out["latest-table-version"])
+	assert.Equal(t, "2", meta(out)["properties"].(map[string]any)["delta.lastUpdateVersion"], "a commit that sets properties changes metadata")
+	assert.Equal(t, float64(2), meta(out)["last-commit-version"])
 	assert.Len(t, embeddedtest.ScanAll(t, after), 8)
 
 	// A move followed by an update that is refused undoes the move: the
@@ -484,10 +489,12 @@ func TestDeltaCreateUniformColumnExtras(t *testing.T) {
 
 // A plain Iceberg table (created through Iceberg, no Delta side) is not
 // served as a Delta table: UnsupportedTableFormatException, as the spec
-// tells clients to fall back to the UC API on.
+// tells clients to fall back to the UC API on; tableExists and deleteTable,
+// for which the spec lists no 400, say 404. Rename and drop leave it in
+// place.
 func TestDeltaRefusesPlainIcebergTables(t *testing.T) {
 	ctx := context.Background()
-	base, _ := deltaGateway(t)
+	base, dir := deltaGateway(t)
 	ice := gatewayClient(t, base, "lake")
 	require.NoError(t, ice.CreateNamespace(ctx, table.Identifier{"sales"}, nil))
 	plain, err := ice.CreateTable(ctx, table.Identifier{"sales", "plain"}, embeddedtest.EventSchema)
@@ -500,14 +507,37 @@ func TestDeltaRefusesPlainIcebergTables(t *testing.T) {
 			return updateTable(t, url, plain.Metadata().TableUUID().String(),
 				map[string]any{"action": "set-properties", "updates": map[string]string{"k": "v"}})
 		},
+		"rename": func() (int, map[string]any) {
+			return call(t, http.MethodPost, url+"/rename", map[string]any{"new-name": "moved"})
+		},
 	} {
 		code, out := req()
 		assert.Equal(t, http.StatusBadRequest, code, "%s: %v", name, out)
 		assert.Equal(t, "UnsupportedTableFormatException", errType(out), name)
 	}
+	code, out := call(t, http.MethodDelete, url, nil)
+	assert.Equal(t, http.StatusNotFound, code, "no Delta table of that name: %v", out)
+	assert.Equal(t, "NoSuchTableException", errType(out))
+	assert.Contains(t, errMessage(out), "an Iceberg table without a Delta log")
+	code, _ = call(t, http.MethodHead, url, nil)
+	assert.Equal(t, http.StatusNotFound, code, "no Delta table of that name")
 	after, err := ice.LoadTable(ctx, table.Identifier{"sales", "plain"})
-	require.NoError(t, err)
+	require.NoError(t, err, "neither renamed nor dropped")
 	assert.NotContains(t, after.Properties(), "k", "the refused update did not reach the table")
+	exists, err := ice.CheckTableExists(ctx, table.Identifier{"sales", "moved"})
+	require.NoError(t, err)
+	assert.False(t, exists)
+
+	// A Delta table of the same schema still answers all three.
+	code, _ = createEvents(t, base, dir, "events", nil)
+	require.Equal(t, http.StatusOK, code)
+	events := base + deltaAPI + "/catalogs/lake/schemas/sales/tables/events"
+	code, _ = call(t, http.MethodHead, events, nil)
+	assert.Equal(t, http.StatusNoContent, code)
+	code, out = call(t, http.MethodPost, events+"/rename", map[string]any{"new-name": "renamed"})
+	require.Equal(t, http.StatusNoContent, code, "%v", out)
+	code, out = call(t, http.MethodDelete, base+deltaAPI+"/catalogs/lake/schemas/sales/tables/renamed", nil)
+	assert.Equal(t, http.StatusNoContent, code, "%v", out)
 }
 
 // A create's location must be absolute, inside the catalog's allowed

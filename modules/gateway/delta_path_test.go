@@ -63,7 +63,7 @@ func TestDeltaTemporaryPathCredentials(t *testing.T) {
 		creds := out["storage-credentials"].([]any)
 		require.Len(t, creds, 1)
 		c := creds[0].(map[string]any)
-		assert.Equal(t, loc, c["prefix"])
+		assert.Equal(t, loc+"/", c["prefix"], "the path and below, not a sibling such as new_table2")
 		assert.Equal(t, op, c["operation"])
 		assert.Equal(t, "AKIAPATHTEST", c["config"].(map[string]any)["s3.access-key-id"])
 		assert.NotZero(t, c["expiration-time-ms"])

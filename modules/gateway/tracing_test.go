@@ -124,7 +124,8 @@ func TestTracingSpanPerLayer(t *testing.T) {
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", collectorURL)
 	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "20")
 
-	cat, err := embedded.Open(t.Context(), embeddedtest.Config(t, embedded.SQLite), nil)
+	cfg := embeddedtest.Config(t, embedded.SQLite)
+	cat, err := embedded.Open(t.Context(), cfg, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = cat.Close() })
 	seen := &traceparents{seen: map[string]string{}, next: cat}
@@ -204,9 +205,13 @@ func TestTracingSpanPerLayer(t *testing.T) {
 	assert.Equal(t, "invalidated", attr(commit[3], "lakegate.cache"))
 
 	// The Delta door: its translator's calls run through the same pipeline.
-	existsID := traced(http.MethodHead, base+"/api/2.1/unity-catalog/delta/v1/catalogs/"+name+"/schemas/ns/tables/t", "")
-	exists := chain(existsID, "lakegate.delta", "lakegate.policy", "lakegate.translate", "lakegate.backend")
+	// (tableExists answers for Delta tables only, so it loads the table.)
+	tables := base + "/api/2.1/unity-catalog/delta/v1/catalogs/" + name + "/schemas/ns/tables"
+	traced(http.MethodPost, tables, `{"name":"dt","location":"file://`+filepath.Join(cfg.Warehouse, "dt")+`","table-type":"EXTERNAL",`+
+		`"columns":{"type":"struct","fields":[]},"protocol":{"min-reader-version":1,"min-writer-version":2},"properties":{},"last-commit-timestamp-ms":1}`)
+	existsID := traced(http.MethodHead, tables+"/dt", "")
+	exists := chain(existsID, "lakegate.delta", "lakegate.policy", "lakegate.translate", "lakegate.cache", "lakegate.backend")
 	assert.Equal(t, "tableExists", attr(exists[1], "lakegate.operation"))
 	assert.Equal(t, "delta", attr(exists[1], "lakegate.api"))
-	assert.Equal(t, "tableExists", attr(exists[3], "lakegate.operation"), "the Iceberg operation it became")
+	assert.Equal(t, "loadTable", attr(exists[4], "lakegate.operation"), "the Iceberg operation it became")
 }

@@ -150,6 +150,10 @@ func TestParseCreateBadInput(t *testing.T) {
 		}), InvalidParameterValue, `domain "delta.clustering" needs the "clustering" writer feature`},
 		{"property without feature", createReq(func(m map[string]any) { m["properties"] = map[string]string{"delta.enableDeletionVectors": "true"} }),
 			InvalidParameterValue, `property delta.enableDeletionVectors=true needs the "deletionVectors" table feature in the protocol`},
+		{"reader-writer feature without reader support", createReq(func(m map[string]any) {
+			m["protocol"] = map[string]any{"min-reader-version": 1, "min-writer-version": 7, "writer-features": []string{"deletionVectors"}}
+			m["properties"] = map[string]string{"delta.enableDeletionVectors": "true"}
+		}), InvalidParameterValue, `property delta.enableDeletionVectors=true needs the "deletionVectors" table feature in the protocol`},
 		{"column mapping on reader 1", createReq(func(m map[string]any) { m["properties"] = map[string]string{"delta.columnMapping.mode": "name"} }),
 			InvalidParameterValue, `property delta.columnMapping.mode=name needs the "columnMapping" table feature (or reader 2 / writer 5)`},
 		{"uniform without location", createReq(func(m map[string]any) { m["uniform"] = map[string]any{"iceberg": map[string]any{}} }), InvalidParameterValue, "uniform.iceberg.metadata-location is required when uniform is given"},

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lakegate/lakegate/translate/schema"
 )
 
 // requireError checks that err carries a Delta API error (through any
@@ -115,8 +117,8 @@ func TestChecksReturnUntypedNil(t *testing.T) {
 		"domainProps":         second(domainProps(nil)),
 		"checkKnownDomain":    checkKnownDomain("app.x", []byte(`{}`)),
 		"checkUpgrade":        checkUpgrade(defaultProtocol, defaultProtocol),
-		"checkState":          checkState(defaultProtocol, nil, nil),
-		"checkUpdateState":    checkUpdateState(nil, nil),
+		"checkState":          checkState(defaultProtocol, nil, nil, schema.StructType{}),
+		"checkUpdateState":    checkUpdateState(nil, nil, nil),
 	} {
 		assert.True(t, err == nil, "%s: %#v", name, err)
 	}

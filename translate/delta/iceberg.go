@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/apache/iceberg-go/table"
@@ -192,8 +193,31 @@ func (c *icebergClient) drop(ctx context.Context, ns []string, tbl string) error
 	return c.schemaMissing(ctx, ns, c.do(ctx, http.MethodDelete, c.TablesPath(ns, tbl, ""), nil, nil, nil))
 }
 
-func (c *icebergClient) exists(ctx context.Context, ns []string, tbl string) error {
-	return c.do(ctx, http.MethodHead, c.TablesPath(ns, tbl, ""), nil, nil, nil)
+// peeked is what the checks before a drop, a rename or a create need of a
+// table, read from its LoadTable answer without parsing the rest: a table
+// lakegate cannot parse (a backend that stored a duplicate snapshot id,
+// which iceberg-go refuses) must not block them.
+type peeked struct {
+	Location   string            `json:"location"`
+	Properties map[string]string `json:"properties"`
+}
+
+func (c *icebergClient) peek(ctx context.Context, ns []string, tbl string) (*peeked, error) {
+	var l translate.LoadResult
+	if err := c.do(ctx, http.MethodGet, c.TablesPath(ns, tbl, ""), nil, &l, nil); err != nil {
+		return nil, c.schemaMissing(ctx, ns, err)
+	}
+	var p peeked
+	if err := json.Unmarshal(l.Metadata, &p); err != nil {
+		return nil, Errorf(http.StatusBadGateway, InternalServerError, "catalog %q: table %s: unreadable metadata: %v",
+			c.Catalog, qualified(ns, tbl), err)
+	}
+	return &p, nil
+}
+
+// qualified is a table's dotted name in messages: schema levels, then table.
+func qualified(ns []string, tbl string) string {
+	return strings.Join(append(slices.Clone(ns), tbl), ".")
 }
 
 func (c *icebergClient) rename(ctx context.Context, ns []string, from, to string) error {

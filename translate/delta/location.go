@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-	"strings"
 
 	"github.com/lakegate/lakegate/upstream/locations"
 )
@@ -39,16 +38,23 @@ func (s *Service) checkLocation(ctx context.Context, c *icebergClient, ref Ref, 
 		if other == name {
 			continue // the create itself answers AlreadyExists
 		}
-		l, err := c.load(ctx, ref.Namespace, other, false)
+		// Only the location is read: one table lakegate cannot parse must
+		// not fail every create of its schema. Skipping it could pass a
+		// location inside it, so one without a location still refuses.
+		p, err := c.peek(ctx, ref.Namespace, other)
 		if err != nil {
 			if AsError(err).Code == http.StatusNotFound {
 				continue // dropped meanwhile
 			}
 			return err
 		}
-		if at := l.Metadata.Location(); locations.Overlap(loc, at) {
-			return invalidParam("location %q overlaps table %s at %q", loc,
-				strings.Join(append(append([]string{}, ref.Namespace...), other), "."), at)
+		if p.Location == "" {
+			return Errorf(http.StatusBadGateway, InternalServerError,
+				"catalog %q: table %s has no readable location in its metadata, so a new location cannot be checked "+
+					"against it", c.Catalog, qualified(ref.Namespace, other))
+		}
+		if locations.Overlap(loc, p.Location) {
+			return invalidParam("location %q overlaps table %s at %q", loc, qualified(ref.Namespace, other), p.Location)
 		}
 	}
 	return nil

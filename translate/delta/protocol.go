@@ -4,6 +4,10 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/apache/iceberg-go"
+
+	"github.com/lakegate/lakegate/translate/schema"
 )
 
 // tableFeatures are the Delta protocol's "Valid Feature Names in Table
@@ -94,16 +98,38 @@ var legacyWriter = map[string]int{
 	"generatedColumns": 4, "columnMapping": 5, "identityColumns": 6,
 }
 
-// supports reports whether protocol p lets a table use feature f.
+// legacyReader is the reader version that implies a reader-writer feature
+// before table features existed (0: only as a named feature, reader 3).
+var legacyReader = map[string]int{"columnMapping": 2}
+
+// supports reports whether protocol p lets a table use feature f: writers
+// must know it, and so must readers when it is a reader-writer feature
+// (a reader that ignores deletion vectors or timestamp_ntz misreads the
+// table).
 func (p ProtocolOut) supports(f string) bool {
+	readerWriter, _ := featureKind(f)
+	return p.writerSupports(f) && (!readerWriter || p.readerSupports(f))
+}
+
+func (p ProtocolOut) writerSupports(f string) bool {
 	if p.MinWriterVersion == 7 {
-		return slices.ContainsFunc(p.WriterFeatures, func(g string) bool { return strings.TrimSuffix(g, "-preview") == f })
+		return listed(p.WriterFeatures, f)
 	}
 	lw := legacyWriter[f]
-	if lw == 0 || p.MinWriterVersion < lw {
-		return false
+	return lw != 0 && p.MinWriterVersion >= lw
+}
+
+func (p ProtocolOut) readerSupports(f string) bool {
+	if p.MinReaderVersion == 3 {
+		return listed(p.ReaderFeatures, f)
 	}
-	return f != "columnMapping" || p.MinReaderVersion >= 2
+	lr := legacyReader[f]
+	return lr != 0 && p.MinReaderVersion >= lr
+}
+
+// listed reports feature f in a features list (a "-preview" name counts).
+func listed(features []string, f string) bool {
+	return slices.ContainsFunc(features, func(g string) bool { return strings.TrimSuffix(g, "-preview") == f })
 }
 
 // featureProperties are table properties that turn a feature on; the
@@ -117,9 +143,13 @@ var featureProperties = []struct{ key, feature string }{
 	{"delta.appendOnly", "appendOnly"},
 }
 
-// checkState checks that the protocol supports what the table's properties
-// and domains use: a table cannot turn on a feature its protocol lacks.
-func checkState(p ProtocolOut, props map[string]string, domains []string) error {
+// checkState checks that the protocol supports what the table's properties,
+// domains and columns use: a table cannot turn on a feature its protocol
+// lacks.
+func checkState(p ProtocolOut, props map[string]string, domains []string, cols schema.StructType) error {
+	if err := checkColumnTypes(p, cols); err != nil {
+		return err
+	}
 	for _, fp := range featureProperties {
 		if strings.EqualFold(props[fp.key], "true") && !p.supports(fp.feature) {
 			return invalidParam("property %s=true needs the %q table feature in the protocol", fp.key, fp.feature)
@@ -135,6 +165,58 @@ func checkState(p ProtocolOut, props map[string]string, domains []string) error 
 		if f := systemDomains[d]; f != "" && !p.supports(f) {
 			return invalidParam("domain %q needs the %q writer feature", d, f)
 		}
+	}
+	return nil
+}
+
+// typeFeatures are the column types a table may hold only with a table
+// feature (variant, the other one, has no Iceberg type and is refused
+// before this).
+var typeFeatures = map[schema.PrimitiveType]string{schema.TimestampNtz: "timestampNtz"}
+
+// checkColumnTypes refuses a column, at any depth, whose type needs a
+// feature the protocol does not support; the error names the column.
+func checkColumnTypes(p ProtocolOut, cols schema.StructType) error {
+	return walkTypes(cols, "", func(path string, t schema.DataType) error {
+		pt, _ := t.(schema.PrimitiveType)
+		if f, ok := typeFeatures[pt]; ok && !p.supports(f) {
+			return invalidParam("column %q is %s, which needs the %q table feature: reader version 3 and writer "+
+				"version 7 with %q in reader-features and writer-features", path, pt, f, f)
+		}
+		return nil
+	})
+}
+
+// walkTypes calls visit on every column's type and every type nested in
+// it, named the way schema errors name them (a.b, a.element, a.key,
+// a.value), stopping at the first error.
+func walkTypes(st schema.StructType, parent string, visit func(path string, t schema.DataType) error) error {
+	for _, f := range st.Fields {
+		path := f.Name
+		if parent != "" {
+			path = parent + "." + f.Name
+		}
+		if err := walkType(f.Type, path, visit); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func walkType(t schema.DataType, path string, visit func(path string, t schema.DataType) error) error {
+	if err := visit(path, t); err != nil {
+		return err
+	}
+	switch t := t.(type) {
+	case schema.StructType:
+		return walkTypes(t, path, visit)
+	case schema.ArrayType:
+		return walkType(t.ElementType, path+".element", visit)
+	case schema.MapType:
+		if err := walkType(t.KeyType, path+".key", visit); err != nil {
+			return err
+		}
+		return walkType(t.ValueType, path+".value", visit)
 	}
 	return nil
 }
@@ -168,18 +250,28 @@ func checkUpgrade(from, to ProtocolOut) error {
 }
 
 // checkUpdateState checks what an update turns on against the protocol the
-// table will have: set-protocol only upgrades; properties and domains the
-// request sets need their features (all of the table's, when the protocol
-// itself changes). State a table already had is not re-judged otherwise.
-func checkUpdateState(props map[string]string, by map[string]*Update) error {
+// table will have: set-protocol only upgrades; properties, domains and
+// columns the request sets need their features (all of the table's, its
+// current columns included, when the protocol itself changes). State a
+// table already had is not re-judged otherwise.
+func checkUpdateState(props map[string]string, current *iceberg.Schema, by map[string]*Update) error {
 	next := protocolOf(props)
 	setProps, domains := map[string]string{}, []string{}
+	var cols schema.StructType
+	if u := by[ActSetColumns]; u != nil {
+		cols = u.columns
+	}
 	if u := by[ActSetProtocol]; u != nil {
 		if err := checkUpgrade(next, u.Protocol.out()); err != nil {
 			return err
 		}
 		next = u.Protocol.out()
 		maps.Copy(setProps, props)
+		if by[ActSetColumns] == nil && current != nil {
+			// A schema with no Delta view has no Delta columns to judge
+			// (loading the table answers UnsupportedTableFormat).
+			cols, _ = toDelta(current, props)
+		}
 		for k := range props {
 			if d, ok := strings.CutPrefix(k, PropDomainPrefix); ok {
 				domains = append(domains, d)
@@ -201,5 +293,5 @@ func checkUpdateState(props map[string]string, by map[string]*Update) error {
 		domains = slices.DeleteFunc(domains, func(d string) bool { return slices.Contains(u.Domains, d) })
 	}
 	slices.Sort(domains)
-	return checkState(next, setProps, slices.Compact(domains))
+	return checkState(next, setProps, slices.Compact(domains), cols)
 }

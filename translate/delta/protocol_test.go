@@ -106,7 +106,7 @@ func TestCheckUpdateState(t *testing.T) {
 			for i := range req.Updates {
 				by[req.Updates[i].Action] = &req.Updates[i]
 			}
-			err := checkUpdateState(map[string]string{PropProtocol: tc.stored}, by)
+			err := checkUpdateState(map[string]string{PropProtocol: tc.stored}, nil, by)
 			if tc.message == "" {
 				assert.NoError(t, err)
 				return
@@ -134,4 +134,88 @@ func TestUnbackfilledCommitsBounded(t *testing.T) {
 	requireError(t, checkVersions(req, &loaded{Metadata: m}), http.StatusTooManyRequests, ResourceExhausted,
 		"the table has 50 unbackfilled commits, the most lakegate keeps: publish them to the Delta log "+
 			"and send set-latest-backfilled-version before committing again")
+}
+
+// ntzProtocol lists timestampNtz the way the Delta protocol requires.
+const ntzProtocol = `{"min-reader-version":3,"min-writer-version":7,"reader-features":["timestampNtz"],"writer-features":["timestampNtz"]}`
+
+// A timestamp_ntz column, at any depth, needs the timestampNtz
+// reader-writer feature: reader 3 and writer 7 listing it in both lists.
+// The refusal is 400 naming the column.
+func TestTimestampNtzNeedsFeature(t *testing.T) {
+	ntzAt := map[string]string{ // column path → columns holding timestamp_ntz there
+		"t":             `{"name":"t","type":"timestamp_ntz","nullable":true,"metadata":{}}`,
+		"s.t":           `{"name":"s","type":{"type":"struct","fields":[{"name":"t","type":"timestamp_ntz","nullable":true,"metadata":{}}]},"nullable":true,"metadata":{}}`,
+		"a.element":     `{"name":"a","type":{"type":"array","element-type":"timestamp_ntz","contains-null":true},"nullable":true,"metadata":{}}`,
+		"m.key":         `{"name":"m","type":{"type":"map","key-type":"timestamp_ntz","value-type":"long","value-contains-null":true},"nullable":true,"metadata":{}}`,
+		"m.value.x.t":   `{"name":"m","type":{"type":"map","key-type":"string","value-type":{"type":"struct","fields":[{"name":"x","type":{"type":"struct","fields":[{"name":"t","type":"timestamp_ntz","nullable":true,"metadata":{}}]},"nullable":true,"metadata":{}}]},"value-contains-null":true},"nullable":true,"metadata":{}}`,
+		"a.element.key": `{"name":"a","type":{"type":"array","element-type":{"type":"map","key-type":"timestamp_ntz","value-type":"long","value-contains-null":true},"contains-null":true},"nullable":true,"metadata":{}}`,
+	}
+	for _, tc := range []struct {
+		name, protocol string
+		ok             bool
+	}{
+		{"legacy protocol", `{"min-reader-version":1,"min-writer-version":2}`, false},
+		{"writer 7 without it", `{"min-reader-version":1,"min-writer-version":7,"writer-features":["appendOnly"]}`, false},
+		{"writer-features only, reader 1", `{"min-reader-version":1,"min-writer-version":7,"writer-features":["timestampNtz"]}`, false},
+		{"another reader-writer feature", `{"min-reader-version":3,"min-writer-version":7,"reader-features":["deletionVectors"],"writer-features":["deletionVectors"]}`, false},
+		{"both lists", ntzProtocol, true},
+		{"preview name", `{"min-reader-version":3,"min-writer-version":7,"reader-features":["timestampNtz-preview"],"writer-features":["timestampNtz-preview"]}`, true},
+	} {
+		for path, col := range ntzAt {
+			t.Run(tc.name+"/"+path, func(t *testing.T) {
+				_, err := ParseCreate(createReq(func(m map[string]any) {
+					m["protocol"] = json.RawMessage(tc.protocol)
+					m["columns"] = cols(`{"name":"id","type":"long","nullable":false,"metadata":{}},` + col)
+				}))
+				if tc.ok {
+					assert.NoError(t, err)
+					return
+				}
+				requireError(t, err, http.StatusBadRequest, InvalidParameterValue, `column "`+path+`" is timestamp_ntz, which needs `+
+					`the "timestampNtz" table feature: reader version 3 and writer version 7 with "timestampNtz" in reader-features and writer-features`)
+			})
+		}
+	}
+	_, err := ParseCreate(createReq(func(m map[string]any) {
+		m["columns"] = cols(`{"name":"t","type":"timestamp","nullable":true,"metadata":{}}`)
+	}))
+	assert.NoError(t, err, "timestamp (with time zone) needs no feature")
+}
+
+// On update, set-columns is judged against the protocol the table will
+// have, and a protocol change re-judges the table's current columns.
+func TestTimestampNtzOnUpdate(t *testing.T) {
+	const legacy = `{"min-reader-version":1,"min-writer-version":2}`
+	const ntzColumns = `{"action":"set-columns","columns":{"type":"struct","fields":[{"name":"s","type":{"type":"struct","fields":[` +
+		`{"name":"t","type":"timestamp_ntz","nullable":true,"metadata":{}}]},"nullable":true,"metadata":{}}]}}`
+	const toV7 = `{"action":"set-protocol","protocol":{"min-reader-version":1,"min-writer-version":7,"writer-features":["appendOnly","invariants"]}}`
+	const toNtz = `{"action":"set-protocol","protocol":{"min-reader-version":3,"min-writer-version":7,"reader-features":["timestampNtz"],"writer-features":["appendOnly","invariants","timestampNtz"]}}`
+	// Iceberg's timestamp (without zone) is Delta's timestamp_ntz.
+	ntzTable := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "t", Type: iceberg.PrimitiveTypes.Timestamp})
+	for _, tc := range []struct {
+		name, stored string
+		current      *iceberg.Schema
+		updates      string
+		message      string // "" = accepted
+	}{
+		{"set-columns without the feature", legacy, nil, `[` + ntzColumns + `]`, `column "s.t" is timestamp_ntz`},
+		{"set-columns with the table's feature", ntzProtocol, nil, `[` + ntzColumns + `]`, ""},
+		{"set-columns with the request's feature", legacy, nil, `[` + toNtz + `,` + ntzColumns + `]`, ""},
+		{"protocol change, current column", legacy, ntzTable, `[` + toV7 + `]`, `column "t" is timestamp_ntz`},
+		{"protocol change adding the feature", legacy, ntzTable, `[` + toNtz + `]`, ""},
+		{"no protocol change: not re-judged", legacy, ntzTable, `[{"action":"set-properties","updates":{"k":"v"}}]`, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := checkUpdateState(map[string]string{PropProtocol: tc.stored}, tc.current, parseUpdates(t, tc.updates))
+			if tc.message == "" {
+				assert.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Equal(t, http.StatusBadRequest, AsError(err).Code)
+			assert.Equal(t, InvalidParameterValue, AsError(err).Type)
+			assert.Contains(t, AsError(err).Message, tc.message)
+		})
+	}
 }

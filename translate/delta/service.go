@@ -92,7 +92,7 @@ func (s *Service) Load(ctx context.Context, ref Ref) (*LoadTableResponse, error)
 	if err != nil {
 		return nil, err
 	}
-	if err := deltaTable(l, ref); err != nil {
+	if err := deltaTable(l.Metadata.Properties(), ref); err != nil {
 		return nil, err
 	}
 	return response(l)
@@ -100,30 +100,56 @@ func (s *Service) Load(ctx context.Context, ref Ref) (*LoadTableResponse, error)
 
 // Exists answers tableExists.
 func (s *Service) Exists(ctx context.Context, ref Ref) error {
-	c, err := s.client(ctx, ref.Catalog)
-	if err != nil {
-		return err
-	}
-	return c.exists(ctx, ref.Namespace, ref.Name)
+	_, err := s.deltaClient(ctx, ref)
+	return notFoundIfNotDelta(err)
 }
 
 // Delete answers deleteTable (an Iceberg drop without purge: the files
 // stay, as dropping a UC table's metadata does not delete external data).
 func (s *Service) Delete(ctx context.Context, ref Ref) error {
-	c, err := s.client(ctx, ref.Catalog)
+	c, err := s.deltaClient(ctx, ref)
 	if err != nil {
-		return err
+		return notFoundIfNotDelta(err)
 	}
 	return c.drop(ctx, ref.Namespace, ref.Name)
 }
 
+// notFoundIfNotDelta answers a table with no Delta side with 404 where the
+// spec lists no 400 for the operation (tableExists, deleteTable; a HEAD
+// answer has no body to carry UnsupportedTableFormat anyway): in this
+// API's model no Delta table has that name.
+func notFoundIfNotDelta(err error) error {
+	if e := AsError(err); err != nil && e.Type == UnsupportedTableFormat {
+		return Errorf(http.StatusNotFound, NoSuchTable, "%s", e.Message)
+	}
+	return err
+}
+
 // Rename answers renameTable, within the table's schema.
 func (s *Service) Rename(ctx context.Context, ref Ref, req *RenameRequest) error {
-	c, err := s.client(ctx, ref.Catalog)
+	c, err := s.deltaClient(ctx, ref)
 	if err != nil {
 		return err
 	}
 	return c.rename(ctx, ref.Namespace, ref.Name, *req.NewName)
+}
+
+// deltaClient is the catalog's client once ref is known to name a Delta
+// table, decided as load decides (deltaTable), so the Delta API does not
+// drop or rename a table it would refuse to load. Only the properties are
+// read: a Delta table whose metadata lakegate cannot otherwise parse can
+// still be dropped. (A table replaced meanwhile through Iceberg is acted
+// on as the catalog has it then; Iceberg has no conditional drop.)
+func (s *Service) deltaClient(ctx context.Context, ref Ref) (*icebergClient, error) {
+	c, err := s.client(ctx, ref.Catalog)
+	if err != nil {
+		return nil, err
+	}
+	p, err := c.peek(ctx, ref.Namespace, ref.Name)
+	if err != nil {
+		return nil, err
+	}
+	return c, deltaTable(p.Properties, ref)
 }
 
 // response builds a DeltaLoadTableResponse from an Iceberg table.
@@ -183,13 +209,13 @@ func latestVersion(props map[string]string) int64 {
 // deltaTable refuses a table that has no Delta side: one created through
 // Iceberg, not through this API (or registered from UniForm metadata
 // through it). The spec's answer tells clients to fall back to the UC API.
-func deltaTable(l *loaded, ref Ref) error {
-	if _, ok := l.Metadata.Properties()[PropTableType]; ok {
+func deltaTable(props map[string]string, ref Ref) error {
+	if _, ok := props[PropTableType]; ok {
 		return nil
 	}
 	return Errorf(http.StatusBadRequest, UnsupportedTableFormat,
 		"table %s is an Iceberg table without a Delta log (not created through the Delta API nor from UniForm metadata)",
-		strings.Join(append(slices.Clone(ref.Namespace), ref.Name), "."))
+		qualified(ref.Namespace, ref.Name))
 }
 
 // createdTime is the time of the table's first metadata file still in the

@@ -55,7 +55,7 @@ func (s *Service) Update(ctx context.Context, ref Ref, req *UpdateTableRequest) 
 	if err != nil {
 		return nil, err
 	}
-	if err := deltaTable(l, ref); err != nil {
+	if err := deltaTable(l.Metadata.Properties(), ref); err != nil {
 		return nil, err
 	}
 	if err := checkRequirementsMet(req, l); err != nil {
@@ -68,7 +68,7 @@ func (s *Service) Update(ctx context.Context, ref Ref, req *UpdateTableRequest) 
 	for i := range req.Updates {
 		byAction[req.Updates[i].Action] = &req.Updates[i]
 	}
-	if err := checkUpdateState(l.Metadata.Properties(), byAction); err != nil {
+	if err := checkUpdateState(l.Metadata.Properties(), l.Metadata.CurrentSchema(), byAction); err != nil {
 		return nil, err
 	}
 	before := l
@@ -269,17 +269,37 @@ func translateUpdates(m table.Metadata, by map[string]*Update) ([]table.Update, 
 			commits = slices.DeleteFunc(commits, func(c Commit) bool { return *c.Version <= *u.LatestPublishedVersion })
 			set[PropCommits] = encodeCommits(commits)
 		case ActAddCommit:
-			// The ratified commit is also the table's last update, and
-			// unbackfilled until a set-latest-backfilled-version says so.
+			// The ratified commit is the latest version, and unbackfilled
+			// until a set-latest-backfilled-version says so; it is the last
+			// metadata commit only when it changes the metadata.
 			commits = append([]Commit{*u.Commit}, commits...)
 			set[PropCommits] = encodeCommits(commits)
 			set[PropLatestVersion] = strconv.FormatInt(*u.Commit.Version, 10)
 			set[PropLatestUniform] = u.Uniform.Iceberg.MetadataLocation
-			set[PropLastCommitVersion] = strconv.FormatInt(*u.Commit.Version, 10)
-			set[PropLastCommitTimestamp] = strconv.FormatInt(*u.Commit.Timestamp, 10)
+			if changesMetadata(by) {
+				set[PropLastCommitVersion] = strconv.FormatInt(*u.Commit.Version, 10)
+				set[PropLastCommitTimestamp] = strconv.FormatInt(*u.Commit.Timestamp, 10)
+			}
 		}
 	}
 	return appendProps(ups, m, set, remove), nil
+}
+
+// metadataActions are the updates that change what a Delta commit's
+// metaData or protocol action holds (schema, partitioning, configuration,
+// description, protocol). An add-commit sent with one of them is a
+// metadata commit, and only those move metadata.last-commit-version
+// (delta.lastUpdateVersion): the spec has it track metadata-changing
+// commits, while latest-table-version counts data-only ones too. Domain
+// metadata is not among them: row tracking moves its high-water mark on
+// every data commit.
+var metadataActions = []string{
+	ActSetProtocol, ActSetColumns, ActSetPartitionColumns, ActSetProperties, ActRemoveProperties, ActSetTableComment,
+}
+
+// changesMetadata reports a request that changes the table's metadata.
+func changesMetadata(by map[string]*Update) bool {
+	return slices.ContainsFunc(metadataActions, func(a string) bool { return by[a] != nil })
 }
 
 // appendProps adds the property changes, removing only keys present.

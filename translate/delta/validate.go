@@ -92,7 +92,7 @@ func (req *CreateTableRequest) validate() error {
 	if _, err := domainProps(req.DomainMetadata); err != nil {
 		return err
 	}
-	return checkState(req.Protocol.out(), req.Properties, sortedKeys(req.DomainMetadata))
+	return checkState(req.Protocol.out(), req.Properties, sortedKeys(req.DomainMetadata), req.columns)
 }
 
 // checkName rejects names that cannot be an Iceberg table name on a path,

@@ -16,6 +16,7 @@ import (
 
 	"github.com/lakegate/lakegate/caller"
 	"github.com/lakegate/lakegate/translate"
+	"github.com/lakegate/lakegate/upstream/locations"
 )
 
 // moveToUniform handles add-commit with uniform.iceberg.metadata-location:
@@ -80,7 +81,7 @@ func (s *Service) Credentials(ctx context.Context, ref Ref, op string) (*Credent
 	if err != nil {
 		return nil, err
 	}
-	if err := deltaTable(l, ref); err != nil {
+	if err := deltaTable(l.Metadata.Properties(), ref); err != nil {
 		return nil, err
 	}
 	creds := l.Credentials
@@ -119,9 +120,25 @@ func (s *Service) deltaCredentials(creds []translate.StorageCredential, op strin
 			}
 			cfg[k] = v
 		}
-		out = append(out, StorageCredentialOut{Prefix: c.Prefix, Operation: op, Config: cfg, ExpirationTimeMs: exp})
+		out = append(out, StorageCredentialOut{Prefix: credentialPrefix(c.Prefix), Operation: op, Config: cfg, ExpirationTimeMs: exp})
 	}
 	return out
+}
+
+// credentialPrefix is a vended credential's prefix as Delta clients match
+// it: as a string, the longest prefix a path starts with. Iceberg catalogs
+// name a table's location without a trailing slash, so "s3://b/m1" would
+// also cover the sibling "s3://b/m10" (another table, or the path another
+// table will be created at), and "s3://b" the bucket "s3://b-2". A prefix
+// that is a location (a bucket root is one with its slash) therefore ends
+// in "/", covering only what lies below it, as the spec's example does;
+// one that is no location (empty, a bare scheme) is left as the catalog
+// wrote it.
+func credentialPrefix(p string) string {
+	if p == "" || strings.HasSuffix(p, "/") || locations.Valid(p+"/") != nil {
+		return p
+	}
+	return p + "/"
 }
 
 func expiry(k, v string) (int64, bool) {
