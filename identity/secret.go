@@ -31,3 +31,20 @@ func parseSHA256Hex(s string) ([sha256.Size]byte, error) {
 	}
 	return out, nil
 }
+
+// TokenOwners remembers whose token each configured hash is. A token
+// configured for two owners would authenticate as only one of them (which
+// one depending on lookup order), so every config that maps token hashes
+// to principals claims them here and refuses the second owner.
+type TokenOwners map[[sha256.Size]byte]string
+
+// Claim records hash as owner's. A hash another owner claimed first is an
+// error naming both owners; it never shows the hash, which stands for the
+// token.
+func (o TokenOwners) Claim(owner string, hash [sha256.Size]byte) error {
+	if first, ok := o[hash]; ok {
+		return fmt.Errorf("%s and %s are configured with the same token; give each its own", first, owner)
+	}
+	o[hash] = owner
+	return nil
+}

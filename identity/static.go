@@ -37,7 +37,7 @@ func NewStaticTokens(tokens []StaticToken) (*StaticTokens, error) {
 		return nil, errors.New("static tokens: none configured")
 	}
 	s := &StaticTokens{entries: make([]staticEntry, 0, len(tokens))}
-	seen := make(map[[sha256.Size]byte]bool, len(tokens))
+	owners := make(TokenOwners, len(tokens))
 	for i, t := range tokens {
 		if t.ID == "" {
 			return nil, fmt.Errorf("static tokens: entry %d: missing id", i)
@@ -46,10 +46,9 @@ func NewStaticTokens(tokens []StaticToken) (*StaticTokens, error) {
 		if err != nil {
 			return nil, fmt.Errorf("static tokens: %q: sha256 %w", t.ID, err)
 		}
-		if seen[h] {
-			return nil, fmt.Errorf("static tokens: %q: duplicate sha256", t.ID)
+		if err := owners.Claim(fmt.Sprintf("%q", t.ID), h); err != nil {
+			return nil, fmt.Errorf("static tokens: %w", err)
 		}
-		seen[h] = true
 		s.entries = append(s.entries, staticEntry{id: t.ID, hash: h, groups: slices.Clone(t.Groups)})
 	}
 	return s, nil

@@ -104,3 +104,13 @@ func TestHashSecret(t *testing.T) {
 		t.Fatal(got)
 	}
 }
+
+// A hash configured for two ids names both in the refusal (the shared
+// check recipients of Delta Sharing shares use too), never the hash.
+func TestNewStaticTokensNamesBothOwners(t *testing.T) {
+	h := identity.HashSecret("x")
+	_, err := identity.NewStaticTokens([]identity.StaticToken{{ID: "a", SHA256: h}, {ID: "b", SHA256: h}})
+	if err == nil || err.Error() != `static tokens: "a" and "b" are configured with the same token; give each its own` {
+		t.Fatalf("got %v", err)
+	}
+}

@@ -204,13 +204,20 @@ func (h *SharingHandler) checkCatalogs(shares []sharing.Share) error {
 	return nil
 }
 
+// recipients are the configured recipients of every share. A token (hash)
+// configured for two recipients is refused: it could only ever
+// authenticate as one of them.
 func recipients(shares []ShareConfig) ([]recipient, error) {
 	var out []recipient
+	owners := identity.TokenOwners{}
 	for _, sh := range shares {
 		for _, rc := range sh.Recipients {
 			hash, err := hex.DecodeString(rc.TokenSHA256)
 			if err != nil || len(hash) != sha256.Size {
 				return nil, fmt.Errorf("recipient %s of share %s: token_sha256 must be 64 hex digits", rc.Name, sh.Name)
+			}
+			if err := owners.Claim(fmt.Sprintf("recipient %s of share %s", rc.Name, sh.Name), [sha256.Size]byte(hash)); err != nil {
+				return nil, err
 			}
 			r := recipient{share: sh.Name, name: rc.Name, hash: hash}
 			if rc.Expires != "" {

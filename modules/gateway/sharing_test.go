@@ -1157,3 +1157,56 @@ func TestSharingConfigRefused(t *testing.T) {
 		})
 	}
 }
+
+// One token configured for two recipients would authenticate as only one
+// of them: the config is refused at load, in the Caddyfile and in JSON,
+// naming both recipients and neither the token nor its hash.
+func TestSharingRefusesOneTokenForTwoRecipients(t *testing.T) {
+	const token = "one-token-for-two"
+	hash := identity.HashSecret(token)
+	const want = "lakegate_sharing: recipient alice of share a and recipient bob of share b are configured with the same token"
+	refused := func(t *testing.T, cfg []byte) {
+		t.Helper()
+		err := caddy.Load(cfg, true)
+		t.Cleanup(func() { _ = caddy.Stop() })
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), want)
+		assert.NotContains(t, err.Error(), token)
+		assert.NotContains(t, err.Error(), hash)
+	}
+	t.Run("caddyfile", func(t *testing.T) {
+		refused(t, adapt(t, []byte(fmt.Sprintf(`{
+	lakegate {
+		catalog lake {
+			remote http://127.0.0.1:9
+		}
+	}
+}
+http://%s {
+	lakegate_sharing {
+		share a {
+			recipient alice token %[2]s
+			schema s {
+				namespace lake n
+			}
+		}
+		share b {
+			recipient bob sha256 %[3]s
+			schema s {
+				namespace lake n
+			}
+		}
+	}
+}`, freeAddr(t), token, hash))))
+	})
+	t.Run("json", func(t *testing.T) {
+		addr := freeAddr(t)
+		app := map[string]any{"catalogs": []any{remote("lake", "http://127.0.0.1:9", nil)}}
+		share := func(name, recipient string) map[string]any {
+			return map[string]any{"name": name,
+				"schemas":    []any{map[string]any{"name": "s", "namespaces": []any{map[string]any{"catalog": "lake", "namespace": []string{"n"}}}}},
+				"recipients": []any{map[string]any{"name": recipient, "token_sha256": hash}}}
+		}
+		refused(t, caddyJSONHandlers(t, addr, app, sharingHandler(map[string]any{"shares": []any{share("a", "alice"), share("b", "bob")}})))
+	})
+}

@@ -103,7 +103,7 @@ func (rs *response) rewriteChanges(ctx context.Context, fs iceio.IO, v version, 
 // version is in neither.
 func (rs *response) versionFiles(fs iceio.IO, v version, snaps []table.Snapshot) (removed, added []iceberg.DataFile, _ error) {
 	fail := func(err error) *Error {
-		return Errorf(http.StatusBadGateway, CodeInternal, "reading version %d of table %q: %v", v.V, rs.l.target.Table, err)
+		return rs.s.storageError(err, "reading the manifests of version %d of table %q failed", v.V, rs.l.target.Table)
 	}
 	addedAt := map[string]int{}
 	for _, snap := range snaps {
@@ -182,8 +182,7 @@ func (rs *response) changeIndex(ctx context.Context, fs iceio.IO, dir string, v 
 	}
 	idx, err := rs.derive(ctx, dir, v, removed, added)
 	if err != nil {
-		return nil, Errorf(http.StatusBadGateway, CodeInternal, "deriving the row-level changes of version %d of table %q: %v",
-			v.V, rs.l.target.Table, err)
+		return nil, rs.s.storageError(err, "deriving the row-level changes of version %d of table %q failed", v.V, rs.l.target.Table)
 	}
 	return idx, nil
 }
@@ -201,7 +200,7 @@ func (rs *response) noEarlierDeletes(fs iceio.IO, v version, first table.Snapsho
 	}
 	manifests, err := parent.Manifests(fs)
 	if err != nil {
-		return Errorf(http.StatusBadGateway, CodeInternal, "reading version %d of table %q: %v", v.V, rs.l.target.Table, err)
+		return rs.s.storageError(err, "reading the manifests of version %d of table %q failed", v.V, rs.l.target.Table)
 	}
 	for _, m := range manifests {
 		if m.ManifestContent() == iceberg.ManifestContentDeletes {

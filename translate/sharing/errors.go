@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"go.uber.org/zap"
+
 	"github.com/lakegate/lakegate/apierror"
 )
 
@@ -35,6 +37,16 @@ func AsError(err error) *Error {
 	return apierror.As(err, func(err error) *Error {
 		return Errorf(http.StatusInternalServerError, CodeInternal, "%v", err)
 	})
+}
+
+// storageError answers a failure to read a table's storage (metadata
+// files, manifests, data files). Its cause names server paths (those of a
+// local warehouse's files), so the cause goes to the server's log only and
+// the recipient is told what failed.
+func (s *Server) storageError(cause error, format string, args ...any) *Error {
+	e := Errorf(http.StatusBadGateway, CodeInternal, format+" (the cause is in the server's log)", args...)
+	s.log().Error(e.Message, zap.Error(cause))
+	return e
 }
 
 func badParam(format string, args ...any) *Error {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/url"
+	"path"
 	"runtime"
 	"slices"
 	"strings"
@@ -160,7 +160,9 @@ func (w *fileWriter) file(ctx context.Context, df iceberg.DataFile, sch *iceberg
 	rs := w.rs
 	u, err := w.fileURL(ctx, df.FilePath())
 	if err != nil {
-		return actions.File{}, Errorf(http.StatusInternalServerError, CodeInternal, "cannot hand out a URL for a file of table %q: %v", rs.l.target.Table, err)
+		// The file's name, not its location: a local one is a server path.
+		return actions.File{}, Errorf(http.StatusInternalServerError, CodeInternal, "cannot hand out a URL for file %s of table %q: %v",
+			path.Base(df.FilePath()), rs.l.target.Table, err)
 	}
 	w.files++
 	w.bytes += df.FileSizeBytes()
@@ -193,19 +195,13 @@ func (w *fileWriter) specOf(df iceberg.DataFile) iceberg.PartitionSpec {
 
 // fileURL is the URL a recipient downloads a file at: a presigned S3 URL
 // (one presigner per fileWriter, built on first use), or for a
-// local-filesystem warehouse lakegate's own signed URL.
+// local-filesystem warehouse lakegate's own signed URL. The location is
+// handed on as the manifest spells it: what it names is the issuer's to
+// read (an object key, a local path), never decoded here.
 func (w *fileWriter) fileURL(ctx context.Context, path string) (string, error) {
 	rs := w.rs
-	scheme, ok := plainScheme(path)
-	if !ok {
-		u, err := url.Parse(path)
-		if err != nil {
-			return "", err
-		}
-		scheme = u.Scheme
-	}
 	var err error
-	switch scheme {
+	switch scheme := schemeOf(path); scheme {
 	case "", "file":
 		if w.localURLs == nil {
 			local := fileurl.Local{Sealer: rs.s.Sealer, BaseURL: rs.req.FilesBase}
@@ -219,25 +215,24 @@ func (w *fileWriter) fileURL(ctx context.Context, path string) (string, error) {
 			}
 		}
 		return w.presigner.Presign(ctx, path, rs.s.lifetime())
+	default:
+		return "", fmt.Errorf("lakegate cannot hand out URLs for %s:// storage", scheme)
 	}
-	return "", fmt.Errorf("lakegate cannot hand out URLs for %s:// storage", scheme)
 }
 
-// plainScheme is url.Parse(path).Scheme for the spellings of local data
-// files, an absolute path or a file:/// URI, when path holds nothing
-// url.Parse could unescape or refuse (no '%', '?', '#' or control bytes,
-// no authority); ok is false for anything else, which is parsed in full.
-func plainScheme(path string) (string, bool) {
-	for i := 0; i < len(path); i++ {
-		if c := path[i]; c < 0x20 || c == 0x7f || c == '%' || c == '?' || c == '#' {
-			return "", false
+// schemeOf is a location's URI scheme, lower case ("" for a path): the
+// letters before its first ':', as RFC 3986 spells schemes. Nothing else
+// of the location is parsed, so no part of a file name can fail it.
+func schemeOf(loc string) string {
+	i := strings.IndexByte(loc, ':')
+	if i <= 0 {
+		return ""
+	}
+	for j, c := range []byte(loc[:i]) {
+		isAlpha := c|0x20 >= 'a' && c|0x20 <= 'z'
+		if !isAlpha && (j == 0 || !(c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.')) {
+			return ""
 		}
 	}
-	switch {
-	case strings.HasPrefix(path, "/") && !strings.HasPrefix(path, "//"):
-		return "", true
-	case len(path) >= 8 && strings.EqualFold(path[:5], "file:") && path[5:8] == "///":
-		return "file", true
-	}
-	return "", false
+	return strings.ToLower(loc[:i])
 }

@@ -2,7 +2,6 @@ package sharing
 
 import (
 	"context"
-	"net/http"
 	"slices"
 	"sort"
 	"time"
@@ -38,7 +37,7 @@ func (s *Server) planFiles(ctx context.Context, l *loaded, v version, q QueryReq
 		tasks, err = l.tbl.Scan(opts...).PlanFiles(ctx)
 	}
 	if err != nil {
-		return nil, Errorf(http.StatusBadGateway, CodeInternal, "planning the files of table %q failed: %v", l.target.Table, err)
+		return nil, s.storageError(err, "planning the files of table %q failed", l.target.Table)
 	}
 	if err := noDeletes(tasks, l.target.Table); err != nil {
 		return nil, err
@@ -205,7 +204,7 @@ func (rs *response) changes(ctx context.Context, h history, c ChangesRequest) er
 	rs.version = from
 	fs, ferr := rs.l.tbl.FS(ctx)
 	if ferr != nil {
-		return Errorf(http.StatusBadGateway, CodeInternal, "opening the storage of table %q: %v", rs.l.target.Table, ferr)
+		return rs.s.storageError(ferr, "opening the storage of table %q failed", rs.l.target.Table)
 	}
 	schemaID := h[first].Meta.CurrentSchema().ID
 	for i := first; i <= last; i++ {

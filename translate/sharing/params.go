@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lakegate/lakegate/translate/sharing/actions"
+	"github.com/lakegate/lakegate/translate/sharing/hints"
 )
 
 // CapabilitiesHeader negotiates response format and features.
@@ -181,12 +182,17 @@ func negative(vs ...*int64) bool {
 	return false
 }
 
-// ParseTimestamp reads the protocol's timestamp format: ISO 8601 in UTC
-// ("2022-01-01T00:00:00Z"; fractions and offsets are accepted too).
+// ParseTimestamp reads a timestamp parameter (version/timestamp time
+// travel, starting/ending timestamps) in the spellings the protocol
+// (ISO 8601: 2022-01-01T00:00:00Z) and its OpenAPI seed
+// (yyyy-[m]m-[d]d hh:mm:ss[.f...]) show, with `T` or a space, with `Z`,
+// an offset or no zone. A zone-less timestamp is UTC: the protocol's
+// timestamps are UTC, and reading it in the server's own zone would make
+// the answer depend on where lakegate runs.
 func ParseTimestamp(s string) (time.Time, error) {
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}, badParam("timestamp %q is not in ISO 8601 format like 2022-01-01T00:00:00Z", s)
+	t, _, ok := hints.ParseTimestamp(s)
+	if !ok {
+		return time.Time{}, badParam("timestamp %q is not a timestamp like 2022-01-01T00:00:00Z or 2022-01-01 00:00:00 (UTC unless it names a zone)", s)
 	}
 	return t, nil
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -138,8 +139,8 @@ func TestParseQuery(t *testing.T) {
 		`{"startingVersion":4,"endingVersion":3}`:                  "endingVersion 3 is before startingVersion 4",
 		`{"version":-1}`:                                           negative,
 		`{"limitHint":-1}`:                                         negative,
-		`{"timestamp":"yesterday"}`:                                `timestamp "yesterday" is not in ISO 8601 format like 2022-01-01T00:00:00Z`,
-		`{"timestamp":"2022-01-01"}`:                               `timestamp "2022-01-01" is not in ISO 8601 format like 2022-01-01T00:00:00Z`,
+		`{"timestamp":"yesterday"}`:                                `timestamp "yesterday" is not a timestamp like 2022-01-01T00:00:00Z or 2022-01-01 00:00:00 (UTC unless it names a zone)`,
+		`{"timestamp":"2022-01-01"}`:                               `timestamp "2022-01-01" is not a timestamp like 2022-01-01T00:00:00Z or 2022-01-01 00:00:00 (UTC unless it names a zone)`,
 	} {
 		_, err := ParseQuery(strings.NewReader(body))
 		requireError(t, err, http.StatusBadRequest, CodeInvalidParameter, msg, body)
@@ -167,8 +168,8 @@ func TestParseChanges(t *testing.T) {
 		{url.Values{"startingVersion": {"1"}, "startingTimestamp": {"2022-01-01T00:00:00Z"}}, "startingVersion and startingTimestamp are mutually exclusive"},
 		{url.Values{"startingVersion": {"1"}, "endingVersion": {"2"}, "endingTimestamp": {"2022-01-01T00:00:00Z"}}, "endingVersion and endingTimestamp are mutually exclusive"},
 		{url.Values{"startingVersion": {"3"}, "endingVersion": {"2"}}, "endingVersion 2 is before startingVersion 3"},
-		{url.Values{"startingTimestamp": {"not a time"}}, `timestamp "not a time" is not in ISO 8601 format like 2022-01-01T00:00:00Z`},
-		{url.Values{"startingVersion": {"1"}, "endingTimestamp": {"soon"}}, `timestamp "soon" is not in ISO 8601 format like 2022-01-01T00:00:00Z`},
+		{url.Values{"startingTimestamp": {"not a time"}}, `timestamp "not a time" is not a timestamp like 2022-01-01T00:00:00Z or 2022-01-01 00:00:00 (UTC unless it names a zone)`},
+		{url.Values{"startingVersion": {"1"}, "endingTimestamp": {"soon"}}, `timestamp "soon" is not a timestamp like 2022-01-01T00:00:00Z or 2022-01-01 00:00:00 (UTC unless it names a zone)`},
 		{url.Values{"startingVersion": {"1"}, "includeHistoricalMetadata": {"maybe"}}, "includeHistoricalMetadata must be true or false"},
 	}
 	for _, c := range bad {
@@ -262,5 +263,46 @@ func TestParseFileIDHash(t *testing.T) {
 		_, err := ParseFileIDHash(bad)
 		requireError(t, err, http.StatusBadRequest, CodeInvalidParameter,
 			fmt.Sprintf("unsupported fileidhash %q (parquet or delta)", bad), bad)
+	}
+}
+
+// Timestamps in every spelling the protocol (ISO 8601) and its OpenAPI
+// seed (yyyy-[m]m-[d]d hh:mm:ss[.f...]) show: with T or a space, with Z,
+// an offset or no zone (UTC, the protocol's zone); anything else is 400.
+func TestParseTimestamp(t *testing.T) {
+	utc := func(s string) time.Time {
+		tm, err := time.Parse(time.RFC3339Nano, s)
+		require.NoError(t, err)
+		return tm
+	}
+	for in, want := range map[string]time.Time{
+		"2026-12-01 20:56:20":                 utc("2026-12-01T20:56:20Z"), // the seed's own example format
+		"2026-12-01T20:56:20":                 utc("2026-12-01T20:56:20Z"),
+		"2026-12-01T20:56:20Z":                utc("2026-12-01T20:56:20Z"), // the protocol's
+		"2026-12-01 20:56:20Z":                utc("2026-12-01T20:56:20Z"),
+		"2026-12-01T20:56:20+02:00":           utc("2026-12-01T18:56:20Z"),
+		"2026-12-01 20:56:20-05:30":           utc("2026-12-02T02:26:20Z"),
+		"2026-12-01 20:56:20.5":               utc("2026-12-01T20:56:20.5Z"),
+		"2026-12-01T20:56:20.123456789Z":      utc("2026-12-01T20:56:20.123456789Z"),
+		"2026-1-2 03:04:05":                   utc("2026-01-02T03:04:05Z"), // yyyy-[m]m-[d]d
+		"2024-02-29 00:00:00":                 utc("2024-02-29T00:00:00Z"),
+		"2022-01-01T00:00:00.000000000+00:00": utc("2022-01-01T00:00:00Z"),
+	} {
+		got, err := ParseTimestamp(in)
+		if assert.NoError(t, err, in) {
+			assert.True(t, want.Equal(got), "%s: %s, want %s", in, got, want)
+			assert.Equal(t, time.UTC, got.Location(), in)
+		}
+	}
+	for _, bad := range []string{
+		"", "yesterday", "2026-12-01", "20:56:20", "2026-12-01_20:56:20",
+		"2026-13-01 00:00:00", "2026-02-30 00:00:00", "2025-02-29 00:00:00", "2026-12-01 24:00:00",
+		"2026-12-01 20:60:00", "2026-12-01 20:56:61", "2026-12-01 20:56", "2026-12-01 20:56:20 Z",
+		"2026-12-01 20:56:20+2", "2026-12-01 20:56:20.", "1670000000000",
+		" 2026-12-01 20:56:20", "2026-12-01 20:56:20 ", "2026/12/01 20:56:20", "2026-12-01 20:56:20 UTC",
+	} {
+		_, err := ParseTimestamp(bad)
+		requireError(t, err, http.StatusBadRequest, CodeInvalidParameter,
+			fmt.Sprintf("timestamp %q is not a timestamp like 2022-01-01T00:00:00Z or 2022-01-01 00:00:00 (UTC unless it names a zone)", bad), bad)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakegate/lakegate/translate"
+	"github.com/lakegate/lakegate/translate/sharing/fileurl"
 	"github.com/lakegate/lakegate/upstream/locations"
 )
 
@@ -116,7 +117,9 @@ func (s *Server) load(ctx context.Context, t Target) (*loaded, error) {
 			}
 		}
 	}
-	fsF := iceio.LoadFSFunc(props, res.MetadataLocation)
+	// The table's files are read where their locations spell, as
+	// recipients' URLs serve them (fileurl.LocalPath).
+	fsF := fileurl.LiteralIOFunc(iceio.LoadFSFunc(props, res.MetadataLocation))
 	if rule := s.Catalogs.Locations(t.Catalog); rule != nil {
 		// Only files under the catalog's allowed locations are read, or
 		// served, whatever the metadata names.

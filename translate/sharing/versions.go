@@ -2,7 +2,6 @@ package sharing
 
 import (
 	"context"
-	"net/http"
 	"path"
 	"regexp"
 	"slices"
@@ -186,8 +185,7 @@ func (s *Server) resolve(ctx context.Context, l *loaded, v *version) error {
 		if !ok {
 			t, err := table.NewFromLocation(ctx, l.tbl.Identifier(), v.Loc, l.tbl.FS, nil)
 			if err != nil {
-				return Errorf(http.StatusBadGateway, CodeInternal, "reading version %d of table %q (%s): %v",
-					v.V, l.target.Table, path.Base(v.Loc), err)
+				return s.storageError(err, "reading version %d of table %q (%s) failed", v.V, l.target.Table, path.Base(v.Loc))
 			}
 			m = t.Metadata()
 			s.metadata.get().Add(key, m)

@@ -3,10 +3,8 @@ package fileurl
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io/fs"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,9 +36,9 @@ type localClaim struct {
 }
 
 // URL returns a URL serving filePath until expires. filePath and
-// tableLocation are file:// URIs or absolute paths; the file must lie
-// strictly inside the table location, checked here to fail early and again
-// on every request.
+// tableLocation are file: URIs or absolute paths (see LocalPath); the file
+// must lie strictly inside the table location, checked here to fail early
+// and again on every request.
 func (l *Local) URL(filePath, tableLocation string, expires time.Time) (string, error) {
 	return l.Batch(tableLocation, expires).URL(filePath)
 }
@@ -50,11 +48,11 @@ func (l *Local) URL(filePath, tableLocation string, expires time.Time) (string, 
 // parsed once and the sealing state (see Sealer) reused from one URL to
 // the next. A LocalBatch is not safe for concurrent use.
 func (l *Local) Batch(tableLocation string, expires time.Time) *LocalBatch {
-	b := &LocalBatch{sealer: l.Sealer, expires: expires, tableLocation: tableLocation,
+	b := &LocalBatch{sealer: l.Sealer, expires: expires,
 		prefix: strings.TrimRight(l.BaseURL, "/") + "/"}
 	// A bad location is reported with the first file, after the file's
 	// own problems, as URL reports it.
-	if b.table, b.tableErr = localPath(tableLocation); b.tableErr == nil {
+	if b.table, b.tableErr = LocalPath(tableLocation); b.tableErr == nil {
 		b.claimTail = append(jsonenc.AppendString([]byte(`,"t":`), b.table), '}')
 	}
 	return b
@@ -62,15 +60,14 @@ func (l *Local) Batch(tableLocation string, expires time.Time) *LocalBatch {
 
 // LocalBatch issues Local URLs for the files of one table (Local.Batch).
 type LocalBatch struct {
-	sealer        *Sealer
-	expires       time.Time
-	tableLocation string
-	prefix        string // BaseURL + "/"
-	table         string
-	tableErr      error
-	claimTail     []byte // the claim's table, encoded once
-	seal          *sealing
-	claim, buf    []byte
+	sealer     *Sealer
+	expires    time.Time
+	prefix     string // BaseURL + "/"
+	table      string
+	tableErr   error
+	claimTail  []byte // the claim's table, encoded once
+	seal       *sealing
+	claim, buf []byte
 }
 
 // URL returns a URL serving filePath, as Local.URL does.
@@ -84,7 +81,7 @@ func (b *LocalBatch) URL(filePath string) (string, error) {
 
 // AppendURL appends the URL of filePath to dst (dst as given on error).
 func (b *LocalBatch) AppendURL(dst []byte, filePath string) ([]byte, error) {
-	file, err := localPath(filePath)
+	file, err := LocalPath(filePath)
 	if err != nil {
 		return dst, err
 	}
@@ -92,7 +89,7 @@ func (b *LocalBatch) AppendURL(dst []byte, filePath string) ([]byte, error) {
 		return dst, b.tableErr
 	}
 	if !within(b.table, file) {
-		return dst, fmt.Errorf("fileurl: data file %q is not inside table location %q", filePath, b.tableLocation)
+		return dst, errOutside
 	}
 	// The localClaim as encoding/json writes it: {"f":file,"t":table}.
 	b.claim = jsonenc.AppendString(append(b.claim[:0], `{"f":`...), file)
@@ -112,59 +109,58 @@ func (b *LocalBatch) AppendURL(dst []byte, filePath string) ([]byte, error) {
 // and reads any other URL as a local path.
 const readMarker = "sp=r"
 
-// localPath turns a file:// URI or absolute path into a cleaned absolute
-// path. Relative paths are refused: they would resolve against whatever the
-// server's working directory happens to be.
-func localPath(s string) (string, error) {
-	if p, ok := plainLocalPath(s); ok {
-		return p, nil
-	}
-	p := s
-	if len(s) >= 5 && strings.EqualFold(s[:5], "file:") {
-		u, err := url.Parse(s)
-		if err != nil {
-			return "", fmt.Errorf("fileurl: bad file URI %q: %w", s, err)
+// Errors of URL for locations that cannot be served. They never name the
+// location: a local one is a server path, and errors reach recipients.
+var (
+	errNotLocal    = errors.New("fileurl: the location is not a local file path")
+	errRemoteHost  = errors.New("fileurl: the file URI names a remote host")
+	errQueryInURI  = errors.New("fileurl: the file URI has a query or fragment")
+	errNotAbsolute = errors.New("fileurl: the location is not an absolute path")
+	errOutside     = errors.New("fileurl: the data file is not inside the table location")
+)
+
+// LocalPath is the local file a location names: an absolute path, or a
+// file: URI (file:///p, file://localhost/p, file:/p) whose path is taken
+// literally, cleaned. Nothing is percent-decoded: Iceberg writers (Java's
+// Hadoop Path, PyIceberg) create a data file at exactly the path its
+// location spells, so a partition value "us/east 1" is the directory
+// region=us%2Feast+1 on disk, and decoding would open another file. A file
+// URI with a query or fragment is refused (writers disagree on whether
+// they are part of the name), as are relative paths, which would resolve
+// against the server's working directory, and other schemes.
+func LocalPath(loc string) (string, error) {
+	p := loc
+	if len(loc) >= 5 && strings.EqualFold(loc[:5], "file:") {
+		var err error
+		if p, err = fileURIPath(loc[5:]); err != nil {
+			return "", err
 		}
-		if u.Host != "" && u.Host != "localhost" {
-			return "", fmt.Errorf("fileurl: file URI %q names remote host %q", s, u.Host)
-		}
-		p = u.Path
-	} else if strings.Contains(s, "://") {
-		return "", fmt.Errorf("fileurl: %q is not a local file path", s)
+	} else if strings.Contains(loc, "://") {
+		return "", errNotLocal
 	}
-	if !filepath.IsAbs(p) {
-		return "", fmt.Errorf("fileurl: %q is not an absolute path", s)
+	if !strings.HasPrefix(p, "/") {
+		return "", errNotAbsolute
 	}
 	return filepath.Clean(p), nil
 }
 
-// plainLocalPath is localPath(s) for the spellings of local data files
-// that need no URL parsing: an absolute path, or a file: URI with an empty
-// or localhost authority, holding nothing url.Parse would unescape, split
-// off or refuse (no '%', '?', '#' or control bytes). ok is false for
-// anything else, which localPath parses in full.
-func plainLocalPath(s string) (string, bool) {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == 0x7f || c == '%' || c == '?' || c == '#' {
-			return "", false
-		}
+// fileURIPath is the path of a file: URI (what follows "file:"): after an
+// empty or localhost authority, or the whole rest when it has none.
+func fileURIPath(rest string) (string, error) {
+	if strings.ContainsAny(rest, "?#") {
+		return "", errQueryInURI
 	}
-	p := s
-	if len(s) >= 5 && strings.EqualFold(s[:5], "file:") {
-		switch rest := s[5:]; {
-		case strings.HasPrefix(rest, "///"):
-			p = rest[2:]
-		case strings.HasPrefix(rest, "//localhost/"):
-			p = rest[len("//localhost"):]
-		case strings.HasPrefix(rest, "//") || !strings.HasPrefix(rest, "/"):
-			return "", false
-		default:
-			p = rest
-		}
-	} else if strings.Contains(s, "://") || !strings.HasPrefix(s, "/") {
-		return "", false
+	if !strings.HasPrefix(rest, "//") {
+		return rest, nil
 	}
-	return filepath.Clean(p), true
+	host, path, found := strings.Cut(rest[2:], "/")
+	if host != "" && !strings.EqualFold(host, "localhost") {
+		return "", errRemoteHost
+	}
+	if !found {
+		return "", errNotAbsolute
+	}
+	return "/" + path, nil
 }
 
 // within reports whether child is strictly below dir; both must be clean

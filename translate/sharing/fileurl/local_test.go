@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -278,4 +279,78 @@ func TestLocalURL(t *testing.T) {
 func tampered(url string) string {
 	path, query, _ := strings.Cut(url, "?")
 	return path[:len(path)-2] + flipChar(path[len(path)-2]) + path[len(path)-1:] + "?" + query
+}
+
+// A location names the file its path spells: '%' escapes, '+' and spaces
+// are part of the name (PyIceberg and Java write region=us%2Feast+1 as
+// that directory), never decoded; only the URI's authority is parsed.
+func TestLocalPathIsLiteral(t *testing.T) {
+	for in, want := range map[string]string{
+		"file:///w/t/data/region=us%2Feast+1/a.parquet": "/w/t/data/region=us%2Feast+1/a.parquet",
+		"file:///w/t/data/pct=100%25/a b%20c.parquet":   "/w/t/data/pct=100%25/a b%20c.parquet",
+		"file://localhost/w/t/%61":                      "/w/t/%61",
+		"file://LOCALHOST/w/t/a":                        "/w/t/a",
+		"FILE:/w/t/a%zz":                                "/w/t/a%zz",
+		"file:////w//t/./a":                             "/w/t/a",
+		"/w/t/data/region=us%2Feast+1/a.parquet":        "/w/t/data/region=us%2Feast+1/a.parquet",
+		"/w/t/a?b#c":                                    "/w/t/a?b#c",
+		"file:///w/t/a/../b":                            "/w/t/b",
+		"file:///w/t/\"q\\<&>\u2028é":                   "/w/t/\"q\\<&>\u2028é",
+	} {
+		got, err := LocalPath(in)
+		if err != nil || got != want {
+			t.Errorf("LocalPath(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for in, want := range map[string]error{
+		"file://host/w/t/a":  errRemoteHost,
+		"file://[::1]/w/t/a": errRemoteHost,
+		"file:///w/t/a?x=1":  errQueryInURI,
+		"file:///w/t/a#f":    errQueryInURI,
+		"file:t/a":           errNotAbsolute,
+		"file://localhost":   errNotAbsolute,
+		"file://":            errNotAbsolute,
+		"t/a":                errNotAbsolute,
+		"":                   errNotAbsolute,
+		"s3://b/w/t/a":       errNotLocal,
+		"/w/t/x://y":         errNotLocal,
+	} {
+		if got, err := LocalPath(in); err != want {
+			t.Errorf("LocalPath(%q) = %q, %v; want %v", in, got, err, want)
+		}
+	}
+}
+
+// Files whose names hold '%2F', '%25', '+' and spaces are served from
+// exactly the path their location spells, not from the path a decoder
+// would make of it (a decoy here), and URL errors name no path.
+func TestLocalServesLiteralNames(t *testing.T) {
+	fx := newFixture(t)
+	for _, rel := range []string{"data/region=us%2Feast+1/a.parquet", "data/pct=100%25/b c.parquet",
+		"data/sp ace=x%20y/c+d%2B.parquet"} {
+		p := filepath.Join(fx.table, rel)
+		mustMkdir(t, filepath.Dir(p))
+		mustWrite(t, p, []byte("literal "+rel))
+		decoded, err := url.PathUnescape(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustMkdir(t, filepath.Dir(decoded))
+		mustWrite(t, decoded, []byte("decoy"))
+		for _, loc := range []string{p, "file://" + p} {
+			u, err := fx.local.URL(loc, "file://"+fx.table, time.Now().Add(time.Hour))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r := do(t, http.MethodGet, u, nil); r.status != http.StatusOK || string(r.body) != "literal "+rel {
+				t.Errorf("%s: %d %q", loc, r.status, r.body)
+			}
+		}
+	}
+	for _, loc := range []string{fx.root + "/elsewhere.parquet", "file://host" + fx.file, "relative/a.parquet", "file://" + fx.file + "?v=1"} {
+		_, err := fx.local.URL(loc, fx.table, time.Now().Add(time.Hour))
+		if err == nil || strings.Contains(err.Error(), fx.root) || strings.Contains(err.Error(), loc) {
+			t.Errorf("URL(%q): %v", loc, err)
+		}
+	}
 }

@@ -444,25 +444,40 @@ func isTZ(t iceberg.Type) bool {
 	return false
 }
 
-// Accepted timestamp spellings: the protocol's ISO 8601 UTC form
-// (2022-01-01T00:00:00Z), any offset, the SQL form with a space, and
-// zone-less variants (zoneless=true), plus a bare date (midnight).
-var timeLayouts = []struct {
+// timestampLayouts are the timestamp spellings the protocol and its
+// OpenAPI seed show: ISO 8601 (2022-01-01T00:00:00Z, any offset) and the
+// SQL form with a space (yyyy-[m]m-[d]d hh:mm:ss[.f...]), each with or
+// without a zone (zoneless=true), fractions to nanoseconds.
+var timestampLayouts = []struct {
 	layout   string
 	zoneless bool
 }{
-	{"2006-01-02T15:04:05.999999999Z07:00", false},
-	{"2006-01-02 15:04:05.999999999Z07:00", false},
-	{"2006-01-02T15:04:05.999999999", true},
-	{"2006-01-02 15:04:05.999999999", true},
-	{"2006-01-02", true},
+	{"2006-1-2T15:04:05.999999999Z07:00", false},
+	{"2006-1-2 15:04:05.999999999Z07:00", false},
+	{"2006-1-2T15:04:05.999999999", true},
+	{"2006-1-2 15:04:05.999999999", true},
 }
 
-func parseTime(raw string) (time.Time, bool, error) {
-	for _, l := range timeLayouts {
+// ParseTimestamp reads a timestamp in one of the protocol's spellings, in
+// UTC; zoneless reports that it named no zone (and was read as UTC, the
+// protocol's zone for timestamps).
+func ParseTimestamp(raw string) (t time.Time, zoneless bool, ok bool) {
+	for _, l := range timestampLayouts {
 		if tm, err := time.Parse(l.layout, raw); err == nil {
-			return tm.UTC(), l.zoneless, nil
+			return tm.UTC(), l.zoneless, true
 		}
+	}
+	return time.Time{}, false, false
+}
+
+// parseTime reads a hint's timestamp value: a timestamp, or a bare date
+// (midnight, zoneless).
+func parseTime(raw string) (time.Time, bool, error) {
+	if tm, zoneless, ok := ParseTimestamp(raw); ok {
+		return tm, zoneless, nil
+	}
+	if tm, err := time.Parse("2006-1-2", raw); err == nil {
+		return tm, true, nil
 	}
 	return time.Time{}, false, fmt.Errorf("value %s is not a timestamp", quote(raw))
 }
