@@ -17,7 +17,8 @@ import (
 // every commit writes one, whether it adds a snapshot or only changes the
 // schema or properties, so every change is a version. Catalogs number the
 // files from 0 at creation (NNNNN-<uuid>.metadata.json, Hadoop's
-// vN.metadata.json), and version N is the file numbered N; a version in a
+// vN.metadata.json, vN-<uuid>.metadata.json), and version N is the file
+// numbered N; a version in a
 // gap of the numbering (a register with overwrite may jump) reads as the
 // latest file before it. A version's time is the file's metadata-log
 // timestamp. A catalog whose file names carry no number gets versions by
@@ -71,7 +72,10 @@ func (h history) number() {
 
 var (
 	metadataFileName       = regexp.MustCompile(`^(\d+)-[0-9A-Fa-f-]{36}(?:\.[a-z0-9]+)?\.metadata\.json$`)
-	legacyMetadataFileName = regexp.MustCompile(`^v(\d+)(?:\.gz)?\.metadata\.json$`)
+	// Hadoop's vN.metadata.json, and vN-<uuid>.metadata.json, which some
+	// catalogs write (with an empty metadata log: the file's own number is
+	// then the only version there is).
+	legacyMetadataFileName = regexp.MustCompile(`^v(\d+)(?:-[0-9A-Fa-f-]{36})?(?:\.gz)?\.metadata\.json$`)
 )
 
 // fileNumber is the commit number in a metadata file's name.

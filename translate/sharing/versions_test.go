@@ -18,6 +18,8 @@ func TestFileNumber(t *testing.T) {
 		"/w/t/metadata/123456-" + uuid36 + ".metadata.json":          123456,
 		"hdfs://n/t/metadata/v3.metadata.json":                       3,
 		"hdfs://n/t/metadata/v4.gz.metadata.json":                    4,
+		"s3://b/t/metadata/v5-" + uuid36 + ".metadata.json":          5,
+		"s3://b/t/metadata/v6-" + uuid36 + ".gz.metadata.json":       6,
 	} {
 		n, ok := fileNumber(loc)
 		assert.True(t, ok, loc)
@@ -28,6 +30,8 @@ func TestFileNumber(t *testing.T) {
 		"s3://b/t/metadata/00001-short.metadata.json",
 		"s3://b/t/metadata/00001-" + uuid36 + ".metadata.json.tmp",
 		"s3://b/t/metadata/-1-" + uuid36 + ".metadata.json",
+		"s3://b/t/metadata/v7-short.metadata.json",
+		"s3://b/t/metadata/v-" + uuid36 + ".metadata.json",
 		"s3://b/t/metadata/99999999999999999999-" + uuid36 + ".metadata.json", // overflows int64
 		"s3://b/t/metadata/",
 		"",
@@ -77,4 +81,20 @@ func TestHistoryAtTrimmedLog(t *testing.T) {
 	v, err = h.since(time.UnixMilli(2500))
 	require.NoError(t, err)
 	assert.Equal(t, int64(9), v.V)
+}
+
+// A catalog that names its files v<N>-<uuid>.metadata.json and keeps no
+// metadata log: the current file's number is the table's version (not 0),
+// and older versions are refused as no longer available, not answered
+// with the current table.
+func TestHistoryWithoutMetadataLog(t *testing.T) {
+	h := history{{Loc: "s3://b/t/metadata/v5-" + uuid36 + ".metadata.json", Ts: 1000}}
+	h.number()
+	assert.Equal(t, int64(5), h.latest().V)
+	_, err := h.at(2)
+	requireError(t, err, http.StatusBadRequest, CodeInvalidParameter,
+		"version 2 is no longer available: the table's metadata log starts at version 5")
+	v, err := h.at(5)
+	require.NoError(t, err)
+	assert.Equal(t, int64(5), v.V)
 }
