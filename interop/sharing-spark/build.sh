@@ -89,7 +89,7 @@ fi
 # build's dependencies, all from Maven Central only.
 LAUNCHER=$INTEROP_CACHE/m2/org/scala-sbt/sbt-launch/$SBT_VERSION/sbt-launch-$SBT_VERSION.jar
 if [ ! -s "$LAUNCHER" ]; then
-	mvn_cached dependency:get -Dartifact=org.scala-sbt:sbt-launch:$SBT_VERSION -Dtransitive=false >&2 || exit 1
+	mvn_cached -Dstyle.color=never dependency:get -Dartifact=org.scala-sbt:sbt-launch:$SBT_VERSION -Dtransitive=false >&2 || exit 1
 fi
 SBT_HOME=$INTEROP_CACHE/sbt
 mkdir -p "$SBT_HOME"
