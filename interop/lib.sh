@@ -7,6 +7,7 @@
 #   base+82  lakegate, examples/remote in front of the reference server
 #   base+83  lakegate, examples/nessie in front of Nessie
 #   base+84  lakegate, examples/policy (identity + roles) in front of the reference server
+#   base+85  lakegate, interop/sharing; base+86 interop/uc; base+87 interop/sharing-spark
 #   base+90  Iceberg's reference REST server (RESTCatalogServer, JDBC on SQLite)
 #   base+20  Nessie (HTTP); base+21 Nessie management
 #   base+30  the S3 object store Nessie writes to

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Spark's Delta Sharing connector (delta-sharing-spark, built from source by
+# build.sh) through lakegate_sharing: test_spark_sharing.py, see README.md
+# next to this.
+#
+#   interop/sharing-spark/run.sh
+#
+# Builds (or takes from $INTEROP_CACHE) the connector's jars, starts one
+# lakegate on interop/sharing-spark/Caddyfile (embedded catalog `local`,
+# its Iceberg REST API for PyIceberg to write the tables, Delta Sharing at
+# /delta-sharing) on port base+87 (admin base+107), makes the recipient's
+# profile with `caddy sharing-profile`, and runs the tests with pyspark
+# 4.1.4 (interop/python's virtualenv). Prints per area and then one line:
+#   sharing/spark: N passed, N failed, N skipped
+# (skipped includes the strict xfails of expected-failures.txt), or
+#   sharing/spark: not run: <why>
+# Exits non-zero on any other failure or error, and when it could not run
+# (no connector source: build.sh says how to provide it).
+# Logs: $INTEROP_WORK/sharing-spark.log (lakegate), $INTEROP_WORK/sharing-spark/
+# (sbt.log, pytest output, JUnit XML, the profile).
+set -uo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/../lib.sh"
+trap interop_cleanup EXIT
+renice -n 10 $$ >/dev/null 2>&1 || true
+
+SS_WORK=$INTEROP_WORK/sharing-spark
+PORT_SS=$(port 87)
+ADMIN_SS=$(port 107)
+mkdir -p "$SS_WORK"
+unset LAKEGATE_SHARING_URI LAKEGATE_SHARING_PROFILE DSS_JARS
+export INTEROP_WORK PYTHONDONTWRITEBYTECODE=1
+
+random_hex() { head -c "$1" /dev/urandom | od -An -tx1 | tr -d ' \n'; }
+
+started=$SECONDS
+rc=0
+echo "sharing-spark: building lakegate, the virtualenv and the connector" >&2
+build_lakegate || exit 1
+PY=$(interop_venv) || exit 1
+JARS_DIR=$("$HERE/build.sh")
+brc=$?
+if [ $brc -eq 3 ]; then
+	report "sharing/spark: not run: no delta-sharing source (GitHub unreachable and no tarball in \$INTEROP_CACHE; see the message above)"
+	exit 1
+elif [ $brc -ne 0 ]; then
+	report "sharing/spark: not run: the connector did not build (see $SS_WORK/sbt.log)"
+	exit 1
+fi
+DSS_JARS=$(ls "$JARS_DIR"/*.jar | paste -sd, -)
+echo "sharing-spark: ready after $((SECONDS - started))s" >&2
+
+if ! port_free "$PORT_SS" lakegate; then
+	report "sharing/spark: not run: port $PORT_SS in use"
+	exit 1
+fi
+SHARE_TOKEN=$(random_hex 24)
+if ! start_lakegate sharing-spark interop/sharing-spark/Caddyfile "$PORT_SS" "$ADMIN_SS" \
+	SHARE_TOKEN="$SHARE_TOKEN" LAKEGATE_SHARING_KEY="$(head -c 32 /dev/urandom | base64)"; then
+	report "sharing/spark: not run: lakegate did not start (see $INTEROP_WORK/sharing-spark.log)"
+	exit 1
+fi
+PROFILE=$SS_WORK/spark.share
+if ! "$LAKEGATE_BIN" sharing-profile --endpoint "http://127.0.0.1:$PORT_SS/delta-sharing" \
+	--token "$SHARE_TOKEN" --name spark >"$PROFILE" 2>"$SS_WORK/profile.err"; then
+	cat "$SS_WORK/profile.err" >&2
+	report "sharing/spark: not run: sharing-profile failed"
+	exit 1
+fi
+export LAKEGATE_SHARING_URI="http://127.0.0.1:$PORT_SS" LAKEGATE_SHARING_PROFILE="$PROFILE" DSS_JARS
+
+xml=$SS_WORK/spark.xml
+run_pytest sharing/spark "$HERE" test_spark_sharing.py "$xml" "$SS_WORK/spark.out" "$PY" || rc=1
+if ! "$PY" "$HERE/summarize.py" "$xml" >"$SS_WORK/summary.txt"; then
+	rc=1
+fi
+echo "sharing-spark: took $((SECONDS - started))s" >&2
+sed '$d' "$SS_WORK/summary.txt"
+report "$(tail -n 1 "$SS_WORK/summary.txt" 2>/dev/null || echo "sharing/spark: not run: no summary")"
+exit $rc
