@@ -14,8 +14,9 @@
 #   sharing/spark: N passed, N failed, N skipped
 # (skipped includes the strict xfails of expected-failures.txt), or
 #   sharing/spark: not run: <why>
-# Exits non-zero on any other failure or error, and when it could not run
-# (no connector source: build.sh says how to provide it).
+# Exits non-zero on any other failure or error, and when it could not run,
+# except for a missing connector source (not on any registry here; build.sh
+# says how to provide it), which is the "not run" line alone.
 # Logs: $INTEROP_WORK/sharing-spark.log (lakegate), $INTEROP_WORK/sharing-spark/
 # (sbt.log, pytest output, JUnit XML, the profile).
 set -uo pipefail
@@ -41,8 +42,11 @@ PY=$(interop_venv) || exit 1
 JARS_DIR=$("$HERE/build.sh")
 brc=$?
 if [ $brc -eq 3 ]; then
+	# Said in the summary, not a red run: the source is not on any registry
+	# this machine reaches, so a fresh cache without the tarball must not
+	# block every landing. build.sh printed how to provide it.
 	report "sharing/spark: not run: no delta-sharing source (GitHub unreachable and no tarball in \$INTEROP_CACHE; see the message above)"
-	exit 1
+	exit 0
 elif [ $brc -ne 0 ]; then
 	report "sharing/spark: not run: the connector did not build (see $SS_WORK/sbt.log)"
 	exit 1
