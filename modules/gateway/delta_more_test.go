@@ -510,6 +510,10 @@ func TestDeltaRefusesPlainIcebergTables(t *testing.T) {
 		"rename": func() (int, map[string]any) {
 			return call(t, http.MethodPost, url+"/rename", map[string]any{"new-name": "moved"})
 		},
+		"metrics": func() (int, map[string]any) {
+			return call(t, http.MethodPost, url+"/metrics", map[string]any{"table-id": plain.Metadata().TableUUID().String(),
+				"report": map[string]any{"commit-report": map[string]any{"num-files-added": 1}}})
+		},
 	} {
 		code, out := req()
 		assert.Equal(t, http.StatusBadRequest, code, "%s: %v", name, out)

@@ -152,7 +152,8 @@ func expiry(k, v string) (int64, bool) {
 }
 
 // Metrics answers reportMetrics as an Iceberg commit-report for the
-// table's current snapshot; the body's table-id must be the table's.
+// table's current snapshot; the table must be a Delta table (as load
+// decides) and the body's table-id must be the table's.
 func (s *Service) Metrics(ctx context.Context, ref Ref, req *MetricsRequest) error {
 	c, err := s.client(ctx, ref.Catalog)
 	if err != nil {
@@ -161,6 +162,9 @@ func (s *Service) Metrics(ctx context.Context, ref Ref, req *MetricsRequest) err
 	l, err := c.load(ctx, ref.Namespace, ref.Name, false)
 	if err != nil {
 		return err
+	}
+	if err := deltaTable(l.Metadata.Properties(), ref); err != nil {
+		return err // a plain Iceberg table gets no Delta commit reports
 	}
 	if !strings.EqualFold(*req.TableID, l.Metadata.TableUUID().String()) {
 		return invalidParam("table-id %s does not identify %s (its uuid is %s)", *req.TableID, ref.Name, l.Metadata.TableUUID())
