@@ -71,7 +71,7 @@ func (h history) number() {
 }
 
 var (
-	metadataFileName       = regexp.MustCompile(`^(\d+)-[0-9A-Fa-f-]{36}(?:\.[a-z0-9]+)?\.metadata\.json$`)
+	metadataFileName = regexp.MustCompile(`^(\d+)-[0-9A-Fa-f-]{36}(?:\.[a-z0-9]+)?\.metadata\.json$`)
 	// Hadoop's vN.metadata.json, and vN-<uuid>.metadata.json, which some
 	// catalogs write (with an empty metadata log: the file's own number is
 	// then the only version there is).
