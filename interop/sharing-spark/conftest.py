@@ -151,9 +151,11 @@ def spark_rows(df, columns=None):
 
 
 def arrow_rows(tbl, columns=None):
+    """Rows of tbl in columns; a column the version did not have yet reads
+    as null, as a reader of a newer schema reads that version's rows."""
     cols = list(columns or tbl.column_names)
-    data = tbl.select(cols).to_pylist()
-    return sort_rows([tuple(norm(r[c]) for c in cols) for r in data])
+    data = tbl.select([c for c in cols if c in tbl.column_names]).to_pylist()
+    return sort_rows([tuple(norm(r.get(c)) for c in cols) for r in data])
 
 
 def multiset_minus(a, b):

@@ -539,6 +539,16 @@ func TestSharingEndToEnd(t *testing.T) {
 		require.Len(t, historical, 1, "one metaData line: the rename's, at its own version %d", versionOf(2)-1)
 		assert.EqualValues(t, versionOf(2)-1, historical[0]["version"])
 		assert.Contains(t, historical[0]["deltaMetadata"].(map[string]any)["schemaString"], `"name":"note"`)
+
+		// Without includeHistoricalMetadata the head is the table's latest
+		// metaData, as the reference server answers: Spark's batch change
+		// feed builds its scan from it, and with the start's schema it
+		// cannot resolve the columns added later.
+		r = c.do("GET", fmt.Sprintf("/shares/demo/schemas/sales/tables/orders/changes?startingVersion=%d&endingVersion=%d",
+			versionOf(1), versionOf(2)), delta, "")
+		require.Equal(t, 200, r.status, "%s", r.body)
+		latest := r.lines(t)[1]["metaData"].(map[string]any)["deltaMetadata"].(map[string]any)
+		assert.Contains(t, latest["schemaString"], `"name":"note"`, "the latest schema heads the feed")
 	})
 
 	t.Run("startingVersion query and endStreamAction", func(t *testing.T) {

@@ -169,6 +169,20 @@ func limited(tasks []table.FileScanTask, limit int64) []table.FileScanTask {
 	return tasks
 }
 
+// changesHead is the version whose metaData heads a change feed, and the
+// one the answer's format and partition columns are decided on. As the
+// reference server answers: with includeHistoricalMetadata the starting
+// version's (a reader starts from that schema, and later lines carry each
+// change after it); without, the table's latest, which Spark's batch
+// reader builds its scan from, so rows of every version in the range
+// read into the newest columns.
+func changesHead(h history, first, last int, historical bool) (head, decide version) {
+	if historical {
+		return h[first], h[last]
+	}
+	return h.latest(), h.latest()
+}
+
 // changes answers a changes request (or a query with startingVersion):
 // for every version in the range, `add` for each data file its snapshots
 // added and `remove` for each they deleted, read from the manifests those
@@ -196,9 +210,7 @@ func (rs *response) changes(ctx context.Context, h history, c ChangesRequest) er
 	if err := rs.s.resolveAll(ctx, rs.l, h, lo, last); err != nil {
 		return err
 	}
-	// The first metaData line is the starting version's: a reader starts
-	// from that schema, and later lines carry each change after it.
-	if err := rs.header(h[first], h[last]); err != nil {
+	if err := rs.header(changesHead(h, first, last, c.HistoricalMetadata)); err != nil {
 		return err
 	}
 	rs.version = from
