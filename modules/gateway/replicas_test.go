@@ -304,11 +304,16 @@ func TestRedisFullRefusesKeyedWritesSafely(t *testing.T) {
 	require.NoError(t, err)
 	rdb := redis.NewClient(opts)
 	t.Cleanup(func() { _ = rdb.Close() })
-	junk := strings.Repeat("x", 64<<10)
-	for i := 0; ; i++ {
-		if err := rdb.Set(context.Background(), fmt.Sprintf("junk:%d", i), junk, 0).Err(); err != nil {
-			require.Contains(t, err.Error(), "OOM")
-			break
+	// Fill it with large values, then with small ones: a large value
+	// refused for OOM leaves its query buffer's memory free again, room
+	// for a small claim, so only a small write refused means full.
+	for _, size := range []int{64 << 10, 64} {
+		junk := strings.Repeat("x", size)
+		for i := 0; ; i++ {
+			if err := rdb.Set(context.Background(), fmt.Sprintf("junk:%d:%d", size, i), junk, 0).Err(); err != nil {
+				require.Contains(t, err.Error(), "OOM")
+				break
+			}
 		}
 	}
 
