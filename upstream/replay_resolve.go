@@ -341,24 +341,25 @@ func (g *Replayer) lookUp(r *http.Request, load icerest.Route, p commitPlan) (la
 			zap.String("catalog", g.catalog), zap.Int("status", held.Status))
 		return nil, false
 	}
-	var t struct {
-		Location string `json:"metadata-location"`
-		Metadata struct {
-			UUID      string `json:"table-uuid"`
-			Snapshots []struct {
-				ID int64 `json:"snapshot-id"`
-			} `json:"snapshots"`
-		} `json:"metadata"`
+	// The answer is decoded once; only its metadata is read further.
+	var top struct {
+		Location json.RawMessage `json:"metadata-location"`
+		Metadata json.RawMessage `json:"metadata"`
 	}
-	var top map[string]json.RawMessage
-	if json.Unmarshal(held.Body.Bytes(), &top) != nil || json.Unmarshal(held.Body.Bytes(), &t) != nil {
+	var m struct {
+		UUID      string `json:"table-uuid"`
+		Snapshots []struct {
+			ID int64 `json:"snapshot-id"`
+		} `json:"snapshots"`
+	}
+	if json.Unmarshal(held.Body.Bytes(), &top) != nil || json.Unmarshal(top.Metadata, &m) != nil {
 		return nil, false
 	}
-	if p.uuid != "" && t.Metadata.UUID != p.uuid {
+	if p.uuid != "" && m.UUID != p.uuid {
 		return nil, false // another table of that name: nothing to tell
 	}
 	have := map[int64]bool{}
-	for _, s := range t.Metadata.Snapshots {
+	for _, s := range m.Snapshots {
 		have[s.ID] = true
 	}
 	found := 0
@@ -369,8 +370,7 @@ func (g *Replayer) lookUp(r *http.Request, load icerest.Route, p commitPlan) (la
 	}
 	switch {
 	case found == len(p.snapshots):
-		out, err := json.Marshal(map[string]json.RawMessage{
-			"metadata-location": top["metadata-location"], "metadata": top["metadata"]})
+		out, err := json.Marshal(map[string]json.RawMessage{"metadata-location": top.Location, "metadata": top.Metadata})
 		if err != nil {
 			return nil, false
 		}
