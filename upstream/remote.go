@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -316,7 +316,7 @@ func translateQuery(q url.Values, sepEscaped string) (string, error) {
 // another's answer; a retry of the same principal's key gets the same
 // derived key, so both layers dedupe it.
 func (b *Remote) forwardedKey(ctx context.Context, key string) string {
-	sum := sha256.Sum256([]byte(hashOf(caller.From(ctx).Principal, b.name, key)))
+	sum, _ := hex.DecodeString(hashOf(caller.From(ctx).Principal, b.name, key)) // SHA-256, as replay keys are
 	u, _ := uuid.FromBytes(sum[:16])
 	u[6] = u[6]&0x0f | 0x70 // version 7, as the spec asks of keys
 	u[8] = u[8]&0x3f | 0x80 // RFC 4122 variant
