@@ -198,17 +198,22 @@ def test_after_delete(spark, deleted):
         same(read(spark, deleted.name, versionAsOf=version), deleted.arrow(version))
 
 
-@pytest.fixture(scope="module")
-def evolved(catalog):
-    """Appends, a new column (a version without data), an append using it,
-    a renamed column."""
-    v = create(catalog, [BATCH1], prefix="evolved")
+def widened(catalog, prefix):
+    """An append, a new column (a version without data), an append using it."""
+    v = create(catalog, [BATCH1], prefix=prefix)
     with v.table.update_schema() as u:
         u.add_column("note", StringType())
     v.record()
     wide = pa.schema([*ARROW, pa.field("note", pa.string())])
     v.table.append(arrow([(10, "eu", 10.5, "new"), (11, "us", None, None)], wide))
     v.record()
+    return v
+
+
+@pytest.fixture(scope="module")
+def evolved(catalog):
+    """widened, then a renamed column."""
+    v = widened(catalog, "evolved")
     with v.table.update_schema() as u:
         u.rename_column("amount", "total")
     v.record()
@@ -226,13 +231,7 @@ def test_schema_change_added_column(spark, evolved):
 
 
 def test_change_feed_across_added_column(spark, catalog):
-    v = create(catalog, [BATCH1], prefix="widened")
-    with v.table.update_schema() as u:
-        u.add_column("note", StringType())
-    v.record()
-    wide = pa.schema([*ARROW, pa.field("note", pa.string())])
-    v.table.append(arrow([(10, "eu", 10.5, "new"), (11, "us", None, None)], wide))
-    v.record()
+    v = widened(catalog, "widened")
     same(read(spark, v.name), v.arrow())
     cols = ["id", "region", "amount", "note", "_change_type", "_commit_version"]
     assert spark_rows(cdf(spark, v.name, startingVersion=0), cols) == expected_changes(v, 0, v.latest)
