@@ -49,6 +49,8 @@ func (h *DeltaHandler) serveUnity(w http.ResponseWriter, r *http.Request, rest s
 		err = h.createCatalog(x, r, p)
 	case unity.OpCreateSchema:
 		out, err = h.createSchema(x, r, p)
+	case unity.OpCreateTable:
+		out, err = h.createTable(x, r, p)
 	default:
 		out, err = h.unityOn(r, rt, p)
 	}
@@ -174,6 +176,29 @@ func (h *DeltaHandler) createSchema(w http.ResponseWriter, r *http.Request, p *i
 	}
 	var out any
 	translated(r, func(r *http.Request) { out, err = h.unity.CreateSchema(r.Context(), req) })
+	return out, err
+}
+
+// createTable decides on the names in the body.
+func (h *DeltaHandler) createTable(w http.ResponseWriter, r *http.Request, p *identity.Principal) (any, error) {
+	body, err := readBody(w, r, defaultUnityBody)
+	if err != nil {
+		return nil, err
+	}
+	req, err := unity.ParseCreateTable(body)
+	if err != nil {
+		return nil, err
+	}
+	cat, err := h.unityCatalog(r, *req.CatalogName)
+	if err != nil {
+		return nil, err
+	}
+	res := policies.Resource{Namespace: []string{*req.SchemaName}, Table: *req.Name}
+	if err := h.unityAuthorize(r, p, cat, unity.OpCreateTable, icerest.OpCreateTable, res); err != nil {
+		return nil, err
+	}
+	var out any
+	translated(r, func(r *http.Request) { out, err = h.unity.CreateTable(r.Context(), req) })
 	return out, err
 }
 

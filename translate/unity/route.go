@@ -30,6 +30,7 @@ const (
 	OpCreateSchema  Op = "createSchema"
 	OpDeleteSchema  Op = "deleteSchema"
 	OpListTables    Op = "listTables"
+	OpCreateTable   Op = "createTable"
 	OpGetTable      Op = "getTable"
 	OpDeleteTable   Op = "deleteTable"
 )
@@ -81,6 +82,9 @@ func ParseRoute(method, rest string, q url.Values) (Route, error) {
 	case "schemas/{name}":
 		rt.Catalog, rt.Schema, err = splitSchema(seg[1])
 	case "tables":
+		if method != http.MethodGet { // createTable names them in the body
+			break
+		}
 		if rt.Catalog, err = required(q, "catalog_name"); err == nil {
 			rt.Schema, err = required(q, "schema_name")
 		}
@@ -107,6 +111,7 @@ var ops = map[string]opPair{
 	"schemas/{name} GET":    {OpGetSchema, icerest.OpLoadNamespaceMetadata},
 	"schemas/{name} DELETE": {OpDeleteSchema, icerest.OpDropNamespace},
 	"tables GET":            {OpListTables, icerest.OpListTables},
+	"tables POST":           {OpCreateTable, icerest.OpCreateTable},
 	"tables/{name} GET":     {OpGetTable, icerest.OpLoadTable},
 	"tables/{name} DELETE":  {OpDeleteTable, icerest.OpDropTable},
 }
