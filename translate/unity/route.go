@@ -11,6 +11,7 @@ package unity
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/lakegate/lakegate/upstream/icerest"
@@ -128,17 +129,19 @@ func required(q url.Values, name string) (string, error) {
 // dots, and UC schemas have one level.
 func splitSchema(full string) (catalog, schema string, err error) {
 	parts := strings.Split(full, ".")
-	if len(parts) != 2 {
+	if len(parts) != 2 || slices.Contains(parts, "") {
 		return "", "", Errorf(http.StatusBadRequest, InvalidArgument,
 			"invalid schema full name %q: want catalog.schema", full)
 	}
 	return parts[0], parts[1], nil
 }
 
-// splitTable reads a table's full name, catalog.schema.table.
+// splitTable reads a table's full name, catalog.schema.table. Every part
+// is a name: an empty one (lake..t) would address the catalog or the
+// namespace instead, for the policy as for the backend.
 func splitTable(full string) (catalog, schema, table string, err error) {
 	parts := strings.Split(full, ".")
-	if len(parts) != 3 {
+	if len(parts) != 3 || slices.Contains(parts, "") {
 		return "", "", "", Errorf(http.StatusBadRequest, InvalidArgument,
 			"invalid table full name %q: want catalog.schema.table", full)
 	}

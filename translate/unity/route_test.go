@@ -88,6 +88,15 @@ func TestParseRouteBadInput(t *testing.T) {
 		{"GET", "tables/lake.sales", "", 400, InvalidArgument, `invalid table full name "lake.sales": want catalog.schema.table`},
 		{"GET", "tables/lake.sales.a.b", "", 400, InvalidArgument, `invalid table full name "lake.sales.a.b": want catalog.schema.table`},
 		{"DELETE", "tables/orders", "", 400, InvalidArgument, `invalid table full name "orders": want catalog.schema.table`},
+		// an empty part names nothing (it would leave the table's schema,
+		// or the table, out of what the policy decides on)
+		{"GET", "tables/lake..orders", "", 400, InvalidArgument, `invalid table full name "lake..orders": want catalog.schema.table`},
+		{"DELETE", "tables/lake.sales.", "", 400, InvalidArgument, `invalid table full name "lake.sales.": want catalog.schema.table`},
+		{"GET", "tables/.sales.orders", "", 400, InvalidArgument, `invalid table full name ".sales.orders": want catalog.schema.table`},
+		{"GET", "tables/..", "", 400, InvalidArgument, `invalid table full name "..": want catalog.schema.table`},
+		{"DELETE", "schemas/lake.", "", 400, InvalidArgument, `invalid schema full name "lake.": want catalog.schema`},
+		{"GET", "schemas/.sales", "", 400, InvalidArgument, `invalid schema full name ".sales": want catalog.schema`},
+		{"GET", "schemas/%2E", "", 400, InvalidArgument, `invalid schema full name ".": want catalog.schema`},
 		// names the Iceberg door refuses
 		{"GET", "catalogs/%2E%2E", "", 400, InvalidArgument, `invalid name "..": is not allowed`},
 		{"GET", "schemas", "catalog_name=.", 400, InvalidArgument, `invalid name ".": is not allowed`},
