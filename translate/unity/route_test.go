@@ -158,6 +158,12 @@ func TestParseCreateSchemaBadBodies(t *testing.T) {
 		{`{"name":"a\u0001b","catalog_name":"lake"}`, `invalid name "a\x01b": contains a control character`},
 		{`{"name":"s","catalog_name":"."}`, `invalid catalog_name ".": is not allowed`},
 		{`{"name":"s","catalog_name":"la\nke"}`, `invalid catalog_name "la\nke": contains a control character`},
+		// both missing: the name is reported, every time
+		{`{}`, "name is required"},
+		{`null`, "name is required"},
+		// a dotted name could never be addressed by a full name
+		{`{"name":"a.b","catalog_name":"lake"}`, `invalid name "a.b": contains a period, which separates the parts of a full name`},
+		{`{"name":"s","catalog_name":"la.ke"}`, `invalid catalog_name "la.ke": contains a period, which separates the parts of a full name`},
 	} {
 		_, err := ParseCreateSchema([]byte(tc.body))
 		requireError(t, err, http.StatusBadRequest, InvalidArgument, tc.message, "%s", tc.body)

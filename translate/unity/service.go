@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/lakegate/lakegate/caller"
 	"github.com/lakegate/lakegate/translate"
@@ -112,12 +113,20 @@ func ParseCreateSchema(body []byte) (*CreateSchema, error) {
 	if err := json.Unmarshal(body, &req); err != nil {
 		return nil, Errorf(http.StatusBadRequest, InvalidArgument, "malformed CreateSchema: %v", err)
 	}
-	for field, v := range map[string]*string{"name": req.Name, "catalog_name": req.CatalogName} {
-		if v == nil || *v == "" {
-			return nil, Errorf(http.StatusBadRequest, InvalidArgument, "%s is required", field)
+	for _, f := range []struct {
+		field string
+		v     *string
+	}{{"name", req.Name}, {"catalog_name", req.CatalogName}} {
+		if f.v == nil || *f.v == "" {
+			return nil, Errorf(http.StatusBadRequest, InvalidArgument, "%s is required", f.field)
 		}
-		if p := icerest.NameProblem(*v); p != "" {
-			return nil, Errorf(http.StatusBadRequest, InvalidArgument, "invalid %s %q: %s", field, *v, p)
+		p := icerest.NameProblem(*f.v)
+		if p == "" && strings.Contains(*f.v, ".") {
+			// UC refuses it too: no full name could address the schema.
+			p = "contains a period, which separates the parts of a full name"
+		}
+		if p != "" {
+			return nil, Errorf(http.StatusBadRequest, InvalidArgument, "invalid %s %q: %s", f.field, *f.v, p)
 		}
 	}
 	return &req, nil
