@@ -2,6 +2,7 @@ package unity
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -45,12 +46,13 @@ func Errorf(status int, code, format string, args ...any) *Error {
 	return &Error{Status: status, Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-// AsError turns any error into a UC API error. Errors of the Delta
-// translator (which reaches the catalogs for this API too) keep their
-// status and message; their type becomes UC's code. kind names what an
-// "already exists" or "not found" is about when the type does not say.
+// AsError turns any error into a UC API error: a UC error, wrapped or
+// not, is itself (as delta.AsError unwraps Delta errors). Errors of the
+// Delta translator (which reaches the catalogs for this API too) keep
+// their status and message; their type becomes UC's code.
 func AsError(err error) *Error {
-	if e, ok := err.(*Error); ok {
+	var e *Error
+	if errors.As(err, &e) && e != nil {
 		return e
 	}
 	d := delta.AsError(err)

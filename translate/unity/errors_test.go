@@ -81,6 +81,27 @@ func TestAsErrorOwnAndUnshaped(t *testing.T) {
 	assert.Equal(t, "404 CATALOG_NOT_FOUND: Catalog not found: x", own.Error())
 }
 
+// A UC error keeps its status, code and message through a %w wrapping,
+// as a Delta error does through delta.AsError; a typed nil *Error is no
+// answer (it is the error nobody shaped).
+func TestAsErrorUnwraps(t *testing.T) {
+	own := Errorf(http.StatusNotFound, CatalogNotFound, "Catalog not found: x")
+	for name, err := range map[string]error{
+		"wrapped":       fmt.Errorf("listing: %w", own),
+		"wrapped twice": fmt.Errorf("a: %w", fmt.Errorf("b: %w", own)),
+		"joined":        errors.Join(errors.New("context"), own),
+	} {
+		assert.Same(t, own, AsError(err), name)
+	}
+	var typedNil *Error
+	for _, err := range []error{typedNil, fmt.Errorf("odd: %w", typedNil)} {
+		got := AsError(err)
+		require.NotNil(t, got)
+		assert.Equal(t, http.StatusInternalServerError, got.Status)
+		assert.Equal(t, Internal, got.Code)
+	}
+}
+
 // WriteError answers in UC's error model: error_code, message, and a
 // google.rpc.ErrorInfo whose reason is the code.
 func TestWriteError(t *testing.T) {
