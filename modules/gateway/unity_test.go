@@ -279,6 +279,7 @@ func TestUnityTables(t *testing.T) {
 	assert.Equal(t, "file://"+filepath.Join(dir, "orders"), info["storage_location"])
 	assert.Equal(t, meta(created)["table-uuid"], info["table_id"])
 	assert.Equal(t, "true", info["properties"].(map[string]any)["delta.enableDeletionVectors"])
+	assert.Equal(t, "orders table", info["comment"], "the table comment createOrders set")
 	assert.Greater(t, info["created_at"], float64(0))
 	assert.Greater(t, info["updated_at"], float64(0))
 
