@@ -500,3 +500,40 @@ func TestUnityPolicy(t *testing.T) {
 	code, out = ucCall(t, http.MethodGet, base+unityAPI+"/schemas/lake.sales", "alice-token", nil)
 	ucError(t, code, out, http.StatusNotFound, "SCHEMA_NOT_FOUND")
 }
+
+// keepPolicy refuses to drop the table z_keep and the view keep.
+const keepPolicy = `package lakegate.unitykeep
+
+decision := {"allow": false, "reason": "the table z_keep stays"} if {
+	input.operation == "dropTable"
+	input.resource.table == "z_keep"
+} else := {"allow": false, "reason": "the view keep stays"} if {
+	input.operation == "dropView"
+	input.resource.view == "keep"
+} else := {"allow": true, "reason": "allowed"}
+
+visible contains i if some i, _ in input.items
+`
+
+// A force delete decides the drop of every table before it drops any: one
+// refusal leaves the schema as it was.
+func TestUnityDeleteSchemaForceDecidesEveryDrop(t *testing.T) {
+	ctx := context.Background()
+	base, dir := deltaGatewayWith(t, map[string]any{"policy": testPolicy(t, keepPolicy)})
+	ice := gatewayClient(t, base, "lake")
+	code, out := createSchema(t, base, "", map[string]any{"name": "sales", "catalog_name": "lake"})
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	for _, n := range []string{"a_orders", "z_keep"} {
+		code, out := createEvents(t, base, dir, n, nil)
+		require.Equal(t, http.StatusOK, code, "%v", out)
+	}
+	code, out = ucCall(t, http.MethodDelete, base+unityAPI+"/schemas/lake.sales?force=true", "", nil)
+	ucError(t, code, out, http.StatusForbidden, "PERMISSION_DENIED")
+	assert.Equal(t, "deleteSchema: the table z_keep stays", out["message"])
+	for _, n := range []string{"a_orders", "z_keep"} {
+		exists, err := ice.CheckTableExists(ctx, table.Identifier{"sales", n})
+		require.NoError(t, err)
+		assert.True(t, exists, "%s was dropped by a refused delete", n)
+	}
+
+}

@@ -167,8 +167,8 @@ func (s *Service) CreateSchema(ctx context.Context, req *CreateSchema) (*SchemaI
 }
 
 // DeleteSchema answers deleteSchema. With force, the schema's tables and
-// views are dropped first (without purge: their files stay), each only
-// when mayDrop allows it.
+// views are dropped first (without purge: their files stay), once mayDrop
+// has allowed every one of them: a refusal leaves the schema as it was.
 func (s *Service) DeleteSchema(ctx context.Context, catalog, name string, force bool, mayDrop func(kind, name string) error) error {
 	c, err := s.client(ctx, catalog)
 	if err != nil {
@@ -176,11 +176,20 @@ func (s *Service) DeleteSchema(ctx context.Context, catalog, name string, force 
 	}
 	ns := []string{name}
 	if force {
-		if err := s.dropAll(ctx, c, ns, "tables", mayDrop); err != nil {
+		drops, err := s.contents(ctx, c, ns)
+		if err != nil {
 			return schemaNotFound(err, catalog, name)
 		}
-		if err := s.dropAll(ctx, c, ns, "views", mayDrop); err != nil && !viewsUnsupported(err) {
-			return err
+		for _, d := range drops {
+			if err := mayDrop(d.kind, d.name); err != nil {
+				return err
+			}
+		}
+		for _, d := range drops {
+			err := call(ctx, c, http.MethodDelete, c.NamespacesPath(ns)+"/"+d.kind+"/"+url.PathEscape(d.name), nil, nil)
+			if err != nil && AsError(err).Status != http.StatusNotFound {
+				return err
+			}
 		}
 	}
 	err = call(ctx, c, http.MethodDelete, c.NamespacesPath(ns), nil, nil)
@@ -191,22 +200,26 @@ func (s *Service) DeleteSchema(ctx context.Context, catalog, name string, force 
 	return schemaNotFound(err, catalog, name)
 }
 
-// dropAll drops every table (kind "tables") or view ("views") of ns.
-func (s *Service) dropAll(ctx context.Context, c *translate.Client, ns []string, kind string, mayDrop func(kind, name string) error) error {
-	names, err := listAll(ctx, c, c.NamespacesPath(ns)+"/"+kind)
-	if err != nil {
-		return err
-	}
-	for _, n := range names {
-		if err := mayDrop(kind, n); err != nil {
-			return err
+// drop is one table ("tables") or view ("views") of a namespace.
+type drop struct{ kind, name string }
+
+// contents lists every table and view of ns (no views where the catalog
+// serves none).
+func (s *Service) contents(ctx context.Context, c *translate.Client, ns []string) ([]drop, error) {
+	var out []drop
+	for _, kind := range []string{"tables", "views"} {
+		names, err := listAll(ctx, c, c.NamespacesPath(ns)+"/"+kind)
+		if err != nil {
+			if kind == "views" && viewsUnsupported(err) {
+				break
+			}
+			return nil, err
 		}
-		err := call(ctx, c, http.MethodDelete, c.NamespacesPath(ns)+"/"+kind+"/"+url.PathEscape(n), nil, nil)
-		if err != nil && AsError(err).Status != http.StatusNotFound {
-			return err
+		for _, n := range names {
+			out = append(out, drop{kind, n})
 		}
 	}
-	return nil
+	return out, nil
 }
 
 // viewsUnsupported is a catalog without the view endpoints.
