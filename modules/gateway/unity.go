@@ -89,8 +89,10 @@ func (h *DeltaHandler) unityOn(r *http.Request, rt unity.Route, p *identity.Prin
 		case unity.OpDeleteSchema:
 			// force drops the schema's tables and views: each is decided.
 			mayDrop := func(kind, name string) error {
-				op := map[string]string{"tables": icerest.OpDropTable, "views": icerest.OpDropView}[kind]
-				return h.unityAuthorize(r, p, cat, rt.Op, op, policies.Resource{Namespace: ns, Table: name})
+				if kind == "views" {
+					return h.unityAuthorize(r, p, cat, rt.Op, icerest.OpDropView, policies.Resource{Namespace: ns, View: name})
+				}
+				return h.unityAuthorize(r, p, cat, rt.Op, icerest.OpDropTable, policies.Resource{Namespace: ns, Table: name})
 			}
 			err = h.unity.DeleteSchema(ctx, rt.Catalog, rt.Schema, q.Get("force") == "true", mayDrop)
 		case unity.OpListTables:

@@ -11,8 +11,10 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/apache/iceberg-go/table"
+	"github.com/apache/iceberg-go/view"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -515,8 +517,8 @@ decision := {"allow": false, "reason": "the table z_keep stays"} if {
 visible contains i if some i, _ in input.items
 `
 
-// A force delete decides the drop of every table before it drops any: one
-// refusal leaves the schema as it was.
+// A force delete decides the drop of every table and view (each as what
+// it is) before it drops any: one refusal leaves the schema as it was.
 func TestUnityDeleteSchemaForceDecidesEveryDrop(t *testing.T) {
 	ctx := context.Background()
 	base, dir := deltaGatewayWith(t, map[string]any{"policy": testPolicy(t, keepPolicy)})
@@ -536,4 +538,37 @@ func TestUnityDeleteSchemaForceDecidesEveryDrop(t *testing.T) {
 		assert.True(t, exists, "%s was dropped by a refused delete", n)
 	}
 
+	// a view is decided as a view (dropView on resource.view)
+	code, out = createSchema(t, base, "", map[string]any{"name": "views", "catalog_name": "lake"})
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	_, err := ice.CreateTable(ctx, table.Identifier{"views", "plain"}, embeddedtest.EventSchema)
+	require.NoError(t, err)
+	version := &view.Version{VersionID: 1, SchemaID: 0, TimestampMS: time.Now().UnixMilli(),
+		Summary: map[string]string{}, DefaultNamespace: []string{"views"},
+		Representations: []view.Representation{{Type: "sql", Sql: "select 1", Dialect: "spark"}}}
+	_, err = ice.CreateView(ctx, table.Identifier{"views", "keep"}, version, embeddedtest.EventSchema)
+	require.NoError(t, err)
+	code, out = ucCall(t, http.MethodDelete, base+unityAPI+"/schemas/lake.views?force=true", "", nil)
+	ucError(t, code, out, http.StatusForbidden, "PERMISSION_DENIED")
+	assert.Equal(t, "deleteSchema: the view keep stays", out["message"])
+	exists, err := ice.CheckViewExists(ctx, table.Identifier{"views", "keep"})
+	require.NoError(t, err)
+	assert.True(t, exists, "the view was dropped")
+	exists, err = ice.CheckTableExists(ctx, table.Identifier{"views", "plain"})
+	require.NoError(t, err)
+	assert.True(t, exists, "the table was dropped by a refused delete")
+
+	// a view the policy lets go is dropped with the schema
+	code, out = createSchema(t, base, "", map[string]any{"name": "more", "catalog_name": "lake"})
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	version.DefaultNamespace = []string{"more"}
+	_, err = ice.CreateView(ctx, table.Identifier{"more", "v"}, version, embeddedtest.EventSchema)
+	require.NoError(t, err)
+	code, out = ucCall(t, http.MethodDelete, base+unityAPI+"/schemas/lake.more", "", nil)
+	ucError(t, code, out, http.StatusBadRequest, "FAILED_PRECONDITION")
+	code, out = ucCall(t, http.MethodDelete, base+unityAPI+"/schemas/lake.more?force=true", "", nil)
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	exists, err = ice.CheckNamespaceExists(ctx, table.Identifier{"more"})
+	require.NoError(t, err)
+	assert.False(t, exists)
 }
