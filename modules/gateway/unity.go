@@ -10,6 +10,7 @@ import (
 	"github.com/lakegate/lakegate/caller"
 	"github.com/lakegate/lakegate/identity"
 	"github.com/lakegate/lakegate/policies"
+	"github.com/lakegate/lakegate/telemetry"
 	"github.com/lakegate/lakegate/translate/delta"
 	"github.com/lakegate/lakegate/translate/unity"
 	"github.com/lakegate/lakegate/upstream/icerest"
@@ -83,7 +84,7 @@ func (h *DeltaHandler) unityOn(r *http.Request, rt unity.Route, p *identity.Prin
 		case unity.OpGetCatalog:
 			out, err = h.unity.Catalog(ctx, rt.Catalog)
 		case unity.OpListSchemas:
-			out, err = h.unity.Schemas(ctx, rt.Catalog, q)
+			out, err = h.unity.Schemas(ctx, rt.Catalog, q, h.unityShown(r, p, cat, rt))
 		case unity.OpGetSchema:
 			out, err = h.unity.Schema(ctx, rt.Catalog, rt.Schema)
 		case unity.OpDeleteSchema:
@@ -96,7 +97,7 @@ func (h *DeltaHandler) unityOn(r *http.Request, rt unity.Route, p *identity.Prin
 			}
 			err = h.unity.DeleteSchema(ctx, rt.Catalog, rt.Schema, q.Get("force") == "true", mayDrop)
 		case unity.OpListTables:
-			out, err = h.unity.Tables(ctx, rt.Catalog, rt.Schema, q)
+			out, err = h.unity.Tables(ctx, rt.Catalog, rt.Schema, q, h.unityShown(r, p, cat, rt))
 		case unity.OpGetTable:
 			out, err = h.unity.Table(ctx, ref)
 		case unity.OpDeleteTable:
@@ -104,6 +105,51 @@ func (h *DeltaHandler) unityOn(r *http.Request, rt unity.Route, p *identity.Prin
 		}
 	})
 	return out, err
+}
+
+// unityShown decides which items of a listing page (listSchemas,
+// listTables) the caller sees. UC's listings answer what a load of each
+// item would (SchemaInfo, TableInfo), so an item is shown when the
+// policy's visible rule keeps it, as the Iceberg door filters its
+// listings, and the caller may load it (loadNamespaceMetadata,
+// loadTable). Hidden items are never loaded.
+func (h *DeltaHandler) unityShown(r *http.Request, p *identity.Principal, cat *catalogState, rt unity.Route) unity.Shown {
+	listOp, loadOp := icerest.OpListNamespaces, icerest.OpLoadNamespaceMetadata
+	var parent []string
+	if rt.Op == unity.OpListTables {
+		listOp, loadOp, parent = icerest.OpListTables, icerest.OpLoadTable, []string{rt.Schema}
+	}
+	item := func(name string) policies.Resource {
+		if parent == nil {
+			return policies.Resource{Namespace: []string{name}}
+		}
+		return policies.Resource{Namespace: parent, Table: name}
+	}
+	return func(names []string) []bool {
+		shown := make([]bool, len(names))
+		visible := func(int) bool { return true }
+		if eng := h.app.guard.policy; eng != nil && len(names) > 0 {
+			in := policyRequest{api: "unity", apiOp: string(rt.Op), op: listOp, principal: p, catalog: cat,
+				resource: policies.Resource{Namespace: parent}}.input(r)
+			in.Items = make([]policies.Item, len(names))
+			for i, n := range names {
+				res := item(n)
+				in.Items[i] = policies.Item{Namespace: res.Namespace, Table: res.Table}
+			}
+			vis, err := eng.Filter(r.Context(), in)
+			visible = func(i int) bool { return err == nil && i < len(vis) && vis[i] }
+		}
+		for i, n := range names {
+			if !visible(i) {
+				telemetry.From(r.Context()).CountDecision(false)
+				continue
+			}
+			d := h.app.guard.authorize(r.Context(), policyRequest{api: "unity", apiOp: string(rt.Op), op: loadOp,
+				principal: p, catalog: cat, resource: item(n)}.input(r))
+			shown[i] = d.Allow
+		}
+		return shown
+	}
 }
 
 // unityCatalog is the catalog a request names.

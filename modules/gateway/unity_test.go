@@ -572,3 +572,61 @@ func TestUnityDeleteSchemaForceDecidesEveryDrop(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, exists)
 }
+
+// listPolicy hides the table "secret" and the schema "attic" from
+// listings, and lets nobody load the table "classified" or the schema
+// "private".
+const listPolicy = `package lakegate.unitylist
+
+decision := {"allow": false, "reason": "classified tables are not loaded"} if {
+	input.operation == "loadTable"
+	input.resource.table == "classified"
+} else := {"allow": false, "reason": "the private schema is not loaded"} if {
+	input.operation == "loadNamespaceMetadata"
+	input.resource.namespace[0] == "private"
+} else := {"allow": true, "reason": "allowed"}
+
+visible contains i if {
+	some i, item in input.items
+	not hidden(item)
+}
+
+hidden(item) if item.table == "secret"
+
+hidden(item) if item.namespace[0] == "attic"
+`
+
+// UC's listings answer what a load of each item would: they show only
+// what the policy's visible rule keeps (as the Iceberg door's listings
+// do) and what the caller may load.
+func TestUnityListingsFollowThePolicy(t *testing.T) {
+	ctx := context.Background()
+	base, dir := deltaGatewayWith(t, map[string]any{"policy": testPolicy(t, listPolicy)})
+	for _, n := range []string{"sales", "private", "attic"} {
+		code, out := createSchema(t, base, "", map[string]any{"name": n, "catalog_name": "lake"})
+		require.Equal(t, http.StatusOK, code, "%v", out)
+	}
+	for _, n := range []string{"orders", "secret", "classified"} {
+		code, out := createEvents(t, base, dir, n, nil)
+		require.Equal(t, http.StatusOK, code, "%v", out)
+	}
+	// the Iceberg door's listings, for comparison
+	namespaces, err := gatewayClient(t, base, "lake").ListNamespaces(ctx, nil)
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []table.Identifier{{"sales"}, {"private"}}, namespaces)
+
+	code, out := ucCall(t, http.MethodGet, base+unityAPI+"/schemas?catalog_name=lake", "", nil)
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	assert.Equal(t, []string{"sales"}, names(out["schemas"], "name"))
+	code, out = ucCall(t, http.MethodGet, base+unityAPI+"/tables?catalog_name=lake&schema_name=sales", "", nil)
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	assert.Equal(t, []string{"orders"}, names(out["tables"], "name"))
+
+	// loads are decided as they are at the Iceberg door
+	code, out = ucCall(t, http.MethodGet, base+unityAPI+"/tables/lake.sales.classified", "", nil)
+	ucError(t, code, out, http.StatusForbidden, "PERMISSION_DENIED")
+	code, out = ucCall(t, http.MethodGet, base+unityAPI+"/schemas/lake.private", "", nil)
+	ucError(t, code, out, http.StatusForbidden, "PERMISSION_DENIED")
+	code, out = ucCall(t, http.MethodGet, base+unityAPI+"/tables/lake.sales.secret", "", nil)
+	assert.Equal(t, http.StatusOK, code, "hidden from listings, not from loads: %v", out)
+}

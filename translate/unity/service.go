@@ -46,9 +46,24 @@ func (s *Service) Catalog(ctx context.Context, name string) (*CatalogInfo, error
 	return &CatalogInfo{Name: name, Properties: map[string]string{}}, nil
 }
 
-// Schemas answers listSchemas: the catalog's top-level namespaces, one
-// page of the catalog's own pagination per call.
-func (s *Service) Schemas(ctx context.Context, catalog string, q url.Values) (*ListSchemasResponse, error) {
+// Shown tells which of a listing page's names the caller may see:
+// shown[i] for names[i]. nil shows them all.
+type Shown func(names []string) []bool
+
+func (f Shown) of(names []string) []bool {
+	if f == nil {
+		out := make([]bool, len(names))
+		for i := range out {
+			out[i] = true
+		}
+		return out
+	}
+	return f(names)
+}
+
+// Schemas answers listSchemas: the catalog's top-level namespaces that
+// shown keeps, one page of the catalog's own pagination per call.
+func (s *Service) Schemas(ctx context.Context, catalog string, q url.Values, shown Shown) (*ListSchemasResponse, error) {
 	c, err := s.client(ctx, catalog)
 	if err != nil {
 		return nil, err
@@ -65,11 +80,18 @@ func (s *Service) Schemas(ctx context.Context, catalog string, q url.Values) (*L
 		return nil, err
 	}
 	out := &ListSchemasResponse{Schemas: []SchemaInfo{}, NextPageToken: deref(page.Next)}
+	var names []string
 	for _, ns := range page.Namespaces {
-		if len(ns) != 1 {
-			continue // UC schemas have one level
+		if len(ns) == 1 { // UC schemas have one level
+			names = append(names, ns[0])
 		}
-		info, err := s.Schema(ctx, catalog, ns[0])
+	}
+	keep := shown.of(names)
+	for i, name := range names {
+		if i >= len(keep) || !keep[i] {
+			continue
+		}
+		info, err := s.Schema(ctx, catalog, name)
 		if err != nil {
 			if AsError(err).Code == SchemaNotFound {
 				continue // dropped since the listing
@@ -252,10 +274,11 @@ func listAll(ctx context.Context, c *translate.Client, path string) ([]string, e
 	}
 }
 
-// Tables answers listTables: the schema's tables that have a Delta side,
-// as getTable describes them. Iceberg-only tables are not UC tables
-// (getTable refuses them), so they are left out of the page.
-func (s *Service) Tables(ctx context.Context, catalog, name string, q url.Values) (*ListTablesResponse, error) {
+// Tables answers listTables: the schema's tables that shown keeps and
+// that have a Delta side, as getTable describes them. Iceberg-only tables
+// are not UC tables (getTable refuses them), so they are left out of the
+// page.
+func (s *Service) Tables(ctx context.Context, catalog, name string, q url.Values, shown Shown) (*ListTablesResponse, error) {
 	c, err := s.client(ctx, catalog)
 	if err != nil {
 		return nil, err
@@ -274,8 +297,16 @@ func (s *Service) Tables(ctx context.Context, catalog, name string, q url.Values
 		return nil, schemaNotFound(err, catalog, name)
 	}
 	out := &ListTablesResponse{Tables: []TableInfo{}, NextPageToken: deref(page.Next)}
-	for _, id := range page.Identifiers {
-		info, err := s.Table(ctx, delta.Ref{Catalog: catalog, Namespace: []string{name}, Name: id.Name})
+	names := make([]string, len(page.Identifiers))
+	for i, id := range page.Identifiers {
+		names[i] = id.Name
+	}
+	keep := shown.of(names)
+	for i, table := range names {
+		if i >= len(keep) || !keep[i] {
+			continue
+		}
+		info, err := s.Table(ctx, delta.Ref{Catalog: catalog, Namespace: []string{name}, Name: table})
 		if err != nil {
 			if code := AsError(err).Code; code == UnsupportedTableFormat || code == TableNotFound {
 				continue // not a UC table, or dropped since the listing
