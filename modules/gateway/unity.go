@@ -45,7 +45,7 @@ func (h *DeltaHandler) serveUnity(w http.ResponseWriter, r *http.Request, rest s
 	var out any
 	switch rt.Op {
 	case unity.OpListCatalogs:
-		out = h.listCatalogs(r, p)
+		out, err = h.listCatalogs(r, p)
 	case unity.OpCreateCatalog:
 		err = h.createCatalog(x, r, p)
 	case unity.OpCreateSchema:
@@ -163,18 +163,26 @@ func (h *DeltaHandler) unityCatalog(r *http.Request, name string) (*catalogState
 }
 
 // listCatalogs lists the catalogs the caller may use (getConfig allowed),
-// by name; one page holds them all.
-func (h *DeltaHandler) listCatalogs(r *http.Request, p *identity.Principal) *unity.ListCatalogsResponse {
-	out := &unity.ListCatalogsResponse{Catalogs: []unity.CatalogInfo{}}
+// by name, a page of max_results at a time.
+func (h *DeltaHandler) listCatalogs(r *http.Request, p *identity.Principal) (*unity.ListCatalogsResponse, error) {
+	var usable []string
 	for _, name := range slices.Sorted(maps.Keys(h.app.backends)) {
 		cat := h.app.backends[name]
 		d := h.app.guard.authorize(r.Context(), policyRequest{api: "unity", apiOp: string(unity.OpListCatalogs),
 			op: icerest.OpGetConfig, principal: p, catalog: cat}.input(r))
 		if d.Allow {
-			out.Catalogs = append(out.Catalogs, unity.CatalogInfo{Name: name, Properties: map[string]string{}})
+			usable = append(usable, name)
 		}
 	}
-	return out
+	page, next, err := unity.CatalogPage(usable, r.URL.Query())
+	if err != nil {
+		return nil, err
+	}
+	out := &unity.ListCatalogsResponse{Catalogs: []unity.CatalogInfo{}, NextPageToken: next}
+	for _, name := range page {
+		out.Catalogs = append(out.Catalogs, unity.CatalogInfo{Name: name, Properties: map[string]string{}})
+	}
+	return out, nil
 }
 
 // createCatalog: lakegate's catalogs are its configuration, so a catalog

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -386,6 +387,42 @@ func schemaNotFound(err error, catalog, name string) error {
 	return err
 }
 
+// CatalogPage picks a listCatalogs page from the sorted names of the
+// catalogs the caller may use: the first max_results of them (all for 0
+// or none) after page_token, which is the last name of the previous page;
+// the next token is this page's last name while more follow.
+func CatalogPage(sorted []string, q url.Values) (page []string, next string, err error) {
+	n, err := maxResults(q)
+	if err != nil {
+		return nil, "", err
+	}
+	if t := q.Get("page_token"); t != "" {
+		i, _ := slices.BinarySearch(sorted, t)
+		if i < len(sorted) && sorted[i] == t {
+			i++
+		}
+		sorted = sorted[i:]
+	}
+	if n == 0 || n >= len(sorted) {
+		return sorted, "", nil
+	}
+	return sorted[:n], sorted[n-1], nil
+}
+
+// maxResults reads UC's max_results: 0 (or none) is the server's choice,
+// a negative value an error.
+func maxResults(q url.Values) (int, error) {
+	m := q.Get("max_results")
+	if m == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(m)
+	if err != nil || n < 0 {
+		return 0, Errorf(http.StatusBadRequest, InvalidArgument, "max_results must be a non-negative integer, not %q", m)
+	}
+	return n, nil
+}
+
 // pageQuery turns UC's max_results and page_token into Iceberg's
 // pageSize and pageToken. UC's max_results: 0 is the server's choice, a
 // negative value an error, a larger one capped at max.
@@ -394,14 +431,12 @@ func pageQuery(q url.Values, max int) (string, error) {
 	if t := q.Get("page_token"); t != "" {
 		v.Set("pageToken", t)
 	}
-	if m := q.Get("max_results"); m != "" {
-		n, err := strconv.Atoi(m)
-		if err != nil || n < 0 {
-			return "", Errorf(http.StatusBadRequest, InvalidArgument, "max_results must be a non-negative integer, not %q", m)
-		}
-		if n > 0 {
-			v.Set("pageSize", strconv.Itoa(min(n, max)))
-		}
+	n, err := maxResults(q)
+	if err != nil {
+		return "", err
+	}
+	if n > 0 {
+		v.Set("pageSize", strconv.Itoa(min(n, max)))
 	}
 	if len(v) == 0 {
 		return "", nil
