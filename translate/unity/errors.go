@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/lakegate/lakegate/translate/delta"
 )
@@ -37,6 +38,9 @@ type Error struct {
 	Status  int
 	Code    string
 	Message string
+	// Allow lists the methods a 405 answer allows (sent as the Allow
+	// header, as HTTP requires of a 405).
+	Allow []string
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("%d %s: %s", e.Status, e.Code, e.Message) }
@@ -108,6 +112,9 @@ func WriteError(w http.ResponseWriter, err error) {
 		Message   string      `json:"message"`
 		Details   []errorInfo `json:"details"`
 	}{e.Code, e.Message, []errorInfo{{"type.googleapis.com/google.rpc.ErrorInfo", e.Code, map[string]string{}}}}
+	if len(e.Allow) > 0 {
+		w.Header().Set("Allow", strings.Join(e.Allow, ", "))
+	}
 	WriteJSON(w, e.Status, body)
 }
 

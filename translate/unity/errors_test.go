@@ -132,3 +132,17 @@ func TestWriteJSON(t *testing.T) {
 	assert.Equal(t, "application/json", rec.Header().Get("Content-Type"))
 	assert.JSONEq(t, `{"name":"lake","properties":{}}`, rec.Body.String())
 }
+
+// A 405 carries its Allow header; other answers none.
+func TestWriteErrorAllow(t *testing.T) {
+	_, err := ParseRoute(http.MethodPatch, "schemas/lake.sales", nil)
+	rec := httptest.NewRecorder()
+	WriteError(rec, err)
+	assert.Equal(t, http.StatusMethodNotAllowed, rec.Code)
+	assert.Equal(t, "DELETE, GET", rec.Header().Get("Allow"))
+	assert.JSONEq(t, `{"error_code":"UNIMPLEMENTED","message":"PATCH /schemas/{name} is not served by lakegate",
+		"details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"UNIMPLEMENTED","metadata":{}}]}`, rec.Body.String())
+	rec = httptest.NewRecorder()
+	WriteError(rec, Errorf(http.StatusNotFound, NotFound, "no"))
+	assert.Empty(t, rec.Header().Values("Allow"))
+}

@@ -66,7 +66,9 @@ func ParseRoute(method, rest string, q url.Values) (Route, error) {
 	op, ok := ops[key+" "+method]
 	if !ok {
 		if _, known := resources[key]; known {
-			return Route{}, Errorf(http.StatusMethodNotAllowed, Unimplemented, "%s /%s is not served by lakegate", method, key)
+			e := Errorf(http.StatusMethodNotAllowed, Unimplemented, "%s /%s is not served by lakegate", method, key)
+			e.Allow = allowed(key)
+			return Route{}, e
 		}
 		return Route{}, Errorf(http.StatusNotFound, NotFound, "no Unity Catalog API endpoint at /%s", rest)
 	}
@@ -116,6 +118,18 @@ var ops = map[string]opPair{
 // is 405, not 404.
 var resources = map[string]bool{"catalogs": true, "catalogs/{name}": true, "schemas": true,
 	"schemas/{name}": true, "tables": true, "tables/{name}": true}
+
+// allowed lists the methods served at a resource, for a 405's Allow.
+func allowed(key string) []string {
+	var methods []string
+	for k := range ops {
+		if res, m, _ := strings.Cut(k, " "); res == key {
+			methods = append(methods, m)
+		}
+	}
+	slices.Sort(methods)
+	return methods
+}
 
 func required(q url.Values, name string) (string, error) {
 	v := q.Get(name)

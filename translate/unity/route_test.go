@@ -169,3 +169,23 @@ func TestParseCreateSchemaBadBodies(t *testing.T) {
 		requireError(t, err, http.StatusBadRequest, InvalidArgument, tc.message, "%s", tc.body)
 	}
 }
+
+// A 405 names the methods the resource serves, as HTTP requires.
+func TestParseRouteAllow(t *testing.T) {
+	for path, want := range map[string][]string{
+		"catalogs":            {"GET", "POST"},
+		"catalogs/lake":       {"GET"},
+		"schemas":             {"GET", "POST"},
+		"schemas/lake.sales":  {"DELETE", "GET"},
+		"tables":              {"GET"},
+		"tables/lake.sales.t": {"DELETE", "GET"},
+	} {
+		_, err := ParseRoute(http.MethodPut, path, nil)
+		var e *Error
+		require.ErrorAs(t, err, &e, path)
+		assert.Equal(t, http.StatusMethodNotAllowed, e.Status, path)
+		assert.Equal(t, want, e.Allow, path)
+	}
+	_, err := ParseRoute(http.MethodGet, "volumes", nil)
+	assert.Nil(t, AsError(err).Allow, "a 404 allows nothing")
+}
