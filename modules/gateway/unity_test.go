@@ -650,3 +650,32 @@ func TestUnityListingsFollowThePolicy(t *testing.T) {
 	code, out = ucCall(t, http.MethodGet, base+unityAPI+"/tables/lake.sales.secret", "", nil)
 	assert.Equal(t, http.StatusOK, code, "hidden from listings, not from loads: %v", out)
 }
+
+// CREATE TABLE ... USING delta LOCATION through the UC Spark connector:
+// UC's createTable of an external table (the body as the connector sends
+// it), then the table is the Delta API's, and a second create is 400.
+func TestUnityCreateExternalTable(t *testing.T) {
+	base, dir := deltaGateway(t)
+	code, out := createSchema(t, base, "", map[string]any{"name": "sales", "catalog_name": "lake"})
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	body := map[string]any{"name": "ext", "catalog_name": "lake", "schema_name": "sales", "table_type": "EXTERNAL",
+		"data_source_format": "DELTA", "storage_location": "file:" + filepath.Join(dir, "ext"), "properties": map[string]string{},
+		"columns": []map[string]any{{"name": "id", "type_json": `{"name":"id","type":"long","nullable":true,"metadata":{}}`, "partition_index": 0}}}
+	code, info := ucCall(t, http.MethodPost, base+unityAPI+"/tables", "", body)
+	require.Equal(t, http.StatusOK, code, "%v", info)
+	assert.Equal(t, "EXTERNAL", info["table_type"])
+	assert.Equal(t, "file://"+filepath.Join(dir, "ext"), info["storage_location"])
+	assert.Equal(t, "bigint", column(t, info, "id")["type_text"])
+	assert.EqualValues(t, 0, column(t, info, "id")["partition_index"])
+
+	code, loaded := call(t, http.MethodGet, base+deltaAPI+"/catalogs/lake/schemas/sales/tables/ext", nil)
+	require.Equal(t, http.StatusOK, code, "%v", loaded)
+	assert.Equal(t, info["table_id"], meta(loaded)["table-uuid"])
+
+	code, out = ucCall(t, http.MethodPost, base+unityAPI+"/tables", "", body)
+	ucError(t, code, out, http.StatusBadRequest, "TABLE_ALREADY_EXISTS")
+	body["storage_location"] = "file:///elsewhere/ext2"
+	body["name"] = "ext2"
+	code, out = ucCall(t, http.MethodPost, base+unityAPI+"/tables", "", body)
+	ucError(t, code, out, http.StatusForbidden, "PERMISSION_DENIED", "outside the catalog's allowed locations")
+}

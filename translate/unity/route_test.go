@@ -51,6 +51,7 @@ func TestParseRoute(t *testing.T) {
 		{"DELETE", "schemas/lake.sales", "force=true", Route{Op: OpDeleteSchema, Iceberg: "dropNamespace", Catalog: "lake", Schema: "sales"}},
 		{"GET", "schemas/lake%2Esales", "", Route{Op: OpGetSchema, Iceberg: "loadNamespaceMetadata", Catalog: "lake", Schema: "sales"}},
 		{"GET", "tables", "catalog_name=lake&schema_name=sales", Route{Op: OpListTables, Iceberg: "listTables", Catalog: "lake", Schema: "sales"}},
+		{"POST", "tables", "", Route{Op: OpCreateTable, Iceberg: "createTable"}},
 		{"GET", "tables/lake.sales.orders", "", Route{Op: OpGetTable, Iceberg: "loadTable", Catalog: "lake", Schema: "sales", Table: "orders"}},
 		{"GET", "tables/lake.sales.my%20orders", "", Route{Op: OpGetTable, Iceberg: "loadTable", Catalog: "lake", Schema: "sales", Table: "my orders"}},
 		{"DELETE", "tables/lake.sales.orders", "", Route{Op: OpDeleteTable, Iceberg: "dropTable", Catalog: "lake", Schema: "sales", Table: "orders"}},
@@ -116,7 +117,7 @@ func TestParseRouteBadInput(t *testing.T) {
 		{"DELETE", "catalogs", "", 405, Unimplemented, "DELETE /catalogs is not served by lakegate"},
 		{"PUT", "schemas", "", 405, Unimplemented, "PUT /schemas is not served by lakegate"},
 		{"PATCH", "schemas/lake.sales", "", 405, Unimplemented, "PATCH /schemas/{name} is not served by lakegate"},
-		{"POST", "tables", "", 405, Unimplemented, "POST /tables is not served by lakegate"},
+		{"PATCH", "tables", "", 405, Unimplemented, "PATCH /tables is not served by lakegate"},
 		{"HEAD", "tables/lake.sales.t", "", 405, Unimplemented, "HEAD /tables/{name} is not served by lakegate"},
 		{"get", "catalogs", "", 405, Unimplemented, "get /catalogs is not served by lakegate"},
 	} {
@@ -177,7 +178,7 @@ func TestParseRouteAllow(t *testing.T) {
 		"catalogs/lake":       {"GET"},
 		"schemas":             {"GET", "POST"},
 		"schemas/lake.sales":  {"DELETE", "GET"},
-		"tables":              {"GET"},
+		"tables":              {"GET", "POST"},
 		"tables/lake.sales.t": {"DELETE", "GET"},
 	} {
 		_, err := ParseRoute(http.MethodPut, path, nil)
