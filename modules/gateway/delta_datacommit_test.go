@@ -53,6 +53,7 @@ func TestDeltaDataCommitsBecomeIcebergSnapshots(t *testing.T) {
 	code, out = call(t, http.MethodPost, tables+"/events", dataCommit(id, c1, 1, 0))
 	require.Equal(t, http.StatusOK, code, "%v", out)
 	assert.EqualValues(t, 1, out["latest-table-version"])
+	assert.Nil(t, out["uniform"], "lakegate's own translation is no UniForm metadata")
 	assert.Equal(t, map[int64]string{1: "eu", 2: "eu", 3: "eu", 4: "us"}, icebergRows(t, ice, "events"))
 
 	// Version 2: an UPDATE that rewrote part-a (copy on write).

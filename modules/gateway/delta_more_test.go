@@ -167,11 +167,12 @@ func TestDeltaUniformAddCommit(t *testing.T) {
 	uuid := meta(created)["table-uuid"].(string)
 	url := base + deltaAPI + "/catalogs/lake/schemas/sales/tables/events"
 
-	// M1 is the create's metadata file, as Delta and Iceberg both report it.
+	// M1 is the create's metadata file. Created without UniForm metadata,
+	// the table is no UniForm table until an add-commit brings some.
 	tbl, err := ice.LoadTable(ctx, ident)
 	require.NoError(t, err)
 	m1 := tbl.MetadataLocation()
-	assert.Equal(t, m1, uniformLocation(created))
+	assert.Nil(t, created["uniform"])
 	// M2: an iceberg-go append, whose metadata log names M1.
 	tbl = appendEvents(t, tbl, 0, 5)
 	m2 := tbl.MetadataLocation()
@@ -199,6 +200,10 @@ func TestDeltaUniformAddCommit(t *testing.T) {
 	assert.Equal(t, float64(1), out["latest-table-version"])
 	ratified := current()
 	assert.Equal(t, uniformLocation(out), ratified.MetadataLocation())
+	// delta-spark refuses a uniform without the converted version and time
+	ui := out["uniform"].(map[string]any)["iceberg"].(map[string]any)
+	assert.EqualValues(t, 1, ui["converted-delta-version"])
+	assert.EqualValues(t, 1700000000001, ui["converted-delta-timestamp"])
 	assert.Contains(t, previousFiles(ratified.Metadata()), m2)
 	assert.Equal(t, tbl.CurrentSnapshot().SnapshotID, ratified.CurrentSnapshot().SnapshotID)
 	// A retry of that commit is a no-op; any other version than the next
@@ -244,7 +249,10 @@ func TestDeltaUniformAddCommit(t *testing.T) {
 	// and the other table is untouched.
 	code, other := createEvents(t, base, dir, "other", nil)
 	require.Equal(t, http.StatusOK, code, "%v", other)
-	otherLoc := uniformLocation(other)
+	assert.Nil(t, other["uniform"], "a table created without UniForm metadata is no UniForm table")
+	otherBefore, err := ice.LoadTable(ctx, table.Identifier{"sales", "other"})
+	require.NoError(t, err)
+	otherLoc := otherBefore.MetadataLocation()
 	code, out = updateTable(t, url, uuid, addCommit(2, otherLoc))
 	assert.Equal(t, http.StatusConflict, code, "%v", out)
 	assert.Equal(t, "CommitVersionConflictException", errType(out))

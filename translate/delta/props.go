@@ -40,6 +40,9 @@ const (
 	// PropLatestUniform is the UniForm metadata location the latest
 	// add-commit named, so a retry of it is recognized.
 	PropLatestUniform = Prefix + "latest-uniform-metadata"
+	// PropConvertedTimestamp is when the engine converted the Delta version
+	// its UniForm metadata holds (converted-delta-timestamp).
+	PropConvertedTimestamp = Prefix + "uniform-converted-timestamp-ms"
 	// PropLatestCommitFile is the file name of the latest add-commit, so a
 	// retry of a data commit is recognized.
 	PropLatestCommitFile = Prefix + "latest-commit-file"

@@ -184,10 +184,27 @@ func response(l *loaded) (*LoadTableResponse, error) {
 			Comment:               props[PropComment],
 		},
 		Commits: unbackfilledOrEmpty(props),
-		Uniform: &Uniform{Iceberg: &UniformIceberg{MetadataLocation: l.MetadataLocation}},
+		Uniform: uniformOf(l.MetadataLocation, props),
 	}
 	out.LatestTableVersion = latestVersion(props)
 	return out, nil
+}
+
+// uniformOf is the load response's uniform: present only for UniForm
+// tables (created from, or last committed with, an engine's Iceberg
+// metadata), as the spec has it, with the Delta version that metadata
+// converts and when; delta-spark refuses a uniform without them. A table
+// whose Delta commits lakegate translates itself is no UniForm table.
+func uniformOf(current string, props map[string]string) *Uniform {
+	if props[PropLatestUniform] == "" {
+		return nil
+	}
+	v := latestVersion(props)
+	ts := int64Prop(props, PropConvertedTimestamp)
+	if ts == nil {
+		ts = int64Prop(props, PropLastCommitTimestamp)
+	}
+	return &Uniform{Iceberg: &UniformIceberg{MetadataLocation: current, ConvertedDeltaVersion: &v, ConvertedDeltaTimestamp: ts}}
 }
 
 // unbackfilledOrEmpty is the response's commits: never null.
@@ -263,6 +280,11 @@ func (s *Service) Create(ctx context.Context, ref Ref, req *CreateTableRequest) 
 		if v := req.Uniform.Iceberg.ConvertedDeltaVersion; v != nil {
 			// The engine's table already has Delta versions up to this one.
 			props[PropLatestVersion] = strconv.FormatInt(*v, 10)
+		}
+		props[PropLatestUniform] = req.Uniform.Iceberg.MetadataLocation
+		props[PropConvertedTimestamp] = strconv.FormatInt(*req.LastCommitTimestampMs, 10)
+		if ts := req.Uniform.Iceberg.ConvertedDeltaTimestamp; ts != nil {
+			props[PropConvertedTimestamp] = strconv.FormatInt(*ts, 10)
 		}
 		return s.createUniform(ctx, c, ref, *req.Name, req.Uniform.Iceberg.MetadataLocation, req.columns, props)
 	}

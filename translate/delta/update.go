@@ -285,9 +285,13 @@ func translateUpdates(m table.Metadata, by map[string]*Update) ([]table.Update, 
 			set[PropLatestVersion] = strconv.FormatInt(*u.Commit.Version, 10)
 			set[PropLatestCommitFile] = *u.Commit.FileName
 			if isDataCommit(u) {
-				remove = append(remove, PropLatestUniform)
+				remove = append(remove, PropLatestUniform, PropConvertedTimestamp)
 			} else {
 				set[PropLatestUniform] = u.Uniform.Iceberg.MetadataLocation
+				set[PropConvertedTimestamp] = strconv.FormatInt(*u.Commit.Timestamp, 10)
+				if ts := u.Uniform.Iceberg.ConvertedDeltaTimestamp; ts != nil {
+					set[PropConvertedTimestamp] = strconv.FormatInt(*ts, 10)
+				}
 			}
 			if changesMetadata(by) {
 				set[PropLastCommitVersion] = strconv.FormatInt(*u.Commit.Version, 10)
