@@ -620,12 +620,16 @@ case("update-set-partition-columns-unknown", "updateTable",
 case("update-set-protocol-invalid", "updateTable",
      update({"action": "set-protocol", "protocol": {"min-reader-version": 0, "min-writer-version": 2}}),
      400, BAD_REQUEST)
-# lakegate does not translate Delta data commits into Iceberg manifests, so
-# an add-commit without UniForm metadata is 501 NotImplementedException (the
-# spec's error type for it; see conftest).
-case("update-add-commit-without-uniform", "updateTable", update({"action": "add-commit", "commit": {
+# An add-commit without UniForm metadata is a Delta data commit: lakegate
+# reads the staged commit file it names and commits its files as an Iceberg
+# snapshot. A name that is no staged commit file, or a file that is not
+# there, is refused before anything changes.
+case("update-add-commit-not-a-staged-commit", "updateTable", update({"action": "add-commit", "commit": {
     "version": 1, "timestamp": 1700000100000, "file-name": f"{uuid.uuid4()}.json", "file-size": 1024,
-    "file-modification-timestamp": 1700000100000}}), 501, "NotImplementedException", valid_request=True)
+    "file-modification-timestamp": 1700000100000}}), 400, "InvalidParameterValueException", valid_request=True)
+case("update-add-commit-missing-file", "updateTable", update({"action": "add-commit", "commit": {
+    "version": 1, "timestamp": 1700000100000, "file-name": f"{1:020d}.{uuid.uuid4()}.json", "file-size": 1024,
+    "file-modification-timestamp": 1700000100000}}), 400, "InvalidParameterValueException", valid_request=True)
 case("update-set-latest-backfilled-version", "updateTable",
      update(lambda c, lt, ctx: {"action": "set-latest-backfilled-version",
                                 "latest-published-version": lt["latest-table-version"]},

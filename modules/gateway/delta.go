@@ -12,6 +12,7 @@ import (
 	"github.com/lakegate/lakegate/identity"
 	"github.com/lakegate/lakegate/policies"
 	"github.com/lakegate/lakegate/translate/delta"
+	"github.com/lakegate/lakegate/translate/unity"
 	"github.com/lakegate/lakegate/upstream/icerest"
 )
 
@@ -34,6 +35,7 @@ type DeltaHandler struct {
 
 	app      *App
 	svc      *delta.Service
+	unity    *unity.Service
 	storeKey string
 }
 
@@ -69,6 +71,7 @@ func (h *DeltaHandler) Provision(ctx caddy.Context) error {
 	h.storeKey = key
 	h.svc = delta.NewService(h.app, store)
 	h.svc.VendsPaths = len(h.PathCredentials) > 0
+	h.unity = unity.NewService(h.svc)
 	return nil
 }
 
@@ -98,9 +101,14 @@ func (h *DeltaHandler) Cleanup() error {
 	return nil
 }
 
-// ServeHTTP serves the Delta API and passes anything else to next.
+// ServeHTTP serves the Delta API and UC's catalog, schema and table API
+// (unity.go), and passes anything else to next.
 func (h *DeltaHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	path := r.URL.EscapedPath()
+	if rest, ok := isUnity(path); ok {
+		h.serveUnity(w, r, rest)
+		return nil
+	}
 	if !strings.HasPrefix(path, deltaPrefix) {
 		return next.ServeHTTP(w, r)
 	}

@@ -244,14 +244,14 @@ func TestDeltaTableLifecycle(t *testing.T) {
 	})
 	require.Equal(t, http.StatusOK, code, "%v", out)
 	assert.Equal(t, []any{"id"}, meta(out)["partition-columns"])
-	// Delta data commits are not translated
+	// an external table commits to its own Delta log, not through add-commit
 	code, out = call(t, http.MethodPost, tables+"/orders", map[string]any{
 		"requirements": []any{map[string]any{"type": "assert-table-uuid", "uuid": uuid}},
 		"updates": []any{map[string]any{"action": "add-commit", "commit": map[string]any{
 			"version": 1, "timestamp": 1, "file-name": "x.json", "file-size": 1, "file-modification-timestamp": 1}}},
 	})
-	assert.Equal(t, http.StatusNotImplemented, code)
-	assert.Equal(t, "NotImplementedException", out["error"].(map[string]any)["type"])
+	assert.Equal(t, http.StatusBadRequest, code, "%v", out)
+	assert.Equal(t, "InvalidParameterValueException", out["error"].(map[string]any)["type"])
 
 	// credentials and metrics
 	code, out = call(t, http.MethodGet, tables+"/orders/credentials?operation=READ", nil)

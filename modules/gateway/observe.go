@@ -25,7 +25,7 @@ type exchange struct {
 }
 
 // doorSpans are the front doors' span names, made once.
-var doorSpans = map[string]string{"iceberg": "lakegate.iceberg", "delta": "lakegate.delta", "sharing": "lakegate.sharing"}
+var doorSpans = map[string]string{"iceberg": "lakegate.iceberg", "delta": "lakegate.delta", "unity": "lakegate.unity", "sharing": "lakegate.sharing"}
 
 // begin starts the exchange of a request to api's front door.
 func begin(w http.ResponseWriter, r *http.Request, api string) (*exchange, *http.Request) {

@@ -92,6 +92,10 @@ type icebergError struct {
 	} `json:"error"`
 }
 
+// FromIceberg maps an Iceberg pipeline error answer onto the Delta model,
+// for translators of UC's other APIs that reach the catalogs directly.
+func FromIceberg(status int, body []byte) *Error { return fromIceberg(status, body, AlreadyExists) }
+
 // fromIceberg maps an Iceberg pipeline error answer onto the Delta model,
 // keeping the upstream message: the client learns what the catalog said.
 // conflict is the Delta type a 409 CommitFailedException stands for in the

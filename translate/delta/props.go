@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/apache/iceberg-go/table"
+
 	"github.com/lakegate/lakegate/translate/schema"
 )
 
@@ -38,6 +40,9 @@ const (
 	// PropLatestUniform is the UniForm metadata location the latest
 	// add-commit named, so a retry of it is recognized.
 	PropLatestUniform = Prefix + "latest-uniform-metadata"
+	// PropLatestCommitFile is the file name of the latest add-commit, so a
+	// retry of a data commit is recognized.
+	PropLatestCommitFile = Prefix + "latest-commit-file"
 	// PropComment is the table comment, under Iceberg's (and Spark's) key.
 	PropComment = "comment"
 )
@@ -90,7 +95,7 @@ func encodeProtocol(p *Protocol) string {
 func deltaProperties(props map[string]string) map[string]string {
 	out := map[string]string{}
 	for k, v := range props {
-		if !strings.HasPrefix(k, Prefix) && k != PropComment {
+		if !strings.HasPrefix(k, Prefix) && k != PropComment && k != table.DefaultNameMappingKey {
 			out[k] = v
 		}
 	}

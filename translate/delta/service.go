@@ -42,6 +42,10 @@ func NewService(p translate.Pipelines, store Store) *Service {
 	}
 }
 
+// Catalogs is how the service reaches the catalogs' pipelines, shared with
+// the translator of UC's catalog, schema and table API.
+func (s *Service) Catalogs() *translate.Catalogs { return s.catalogs }
+
 // Ref names a table: lakegate catalog, namespace levels, table name.
 type Ref struct {
 	Catalog   string

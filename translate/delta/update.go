@@ -39,9 +39,6 @@ var order = []string{
 // snapshot) so a change made meanwhile through Iceberg fails the commit
 // with 409 instead of being overwritten.
 func (s *Service) Update(ctx context.Context, ref Ref, req *UpdateTableRequest) (*LoadTableResponse, error) {
-	if err := unsupportedUpdates(req); err != nil {
-		return nil, err
-	}
 	c, err := s.client(ctx, ref.Catalog)
 	if err != nil {
 		return nil, err
@@ -51,7 +48,9 @@ func (s *Service) Update(ctx context.Context, ref Ref, req *UpdateTableRequest) 
 		return nil, Errorf(http.StatusServiceUnavailable, InternalServerError, "could not lock the table for the update: %v", err)
 	}
 	defer unlock()
-	l, err := c.load(ctx, ref.Namespace, ref.Name, false)
+	// A data commit reads the commit file and writes manifests: it needs
+	// the table's storage credentials.
+	l, err := c.load(ctx, ref.Namespace, ref.Name, hasDataCommit(req))
 	if err != nil {
 		return nil, err
 	}
@@ -72,14 +71,24 @@ func (s *Service) Update(ctx context.Context, ref Ref, req *UpdateTableRequest) 
 		return nil, err
 	}
 	before := l
+	var data *dataCommit
 	if u := byAction[ActAddCommit]; u != nil && resent(u, l) {
 		delete(byAction, ActAddCommit) // a retry of the ratified latest commit: already applied
+	} else if isDataCommit(u) {
+		if data, err = s.readDataCommit(ctx, ref, l, u); err != nil {
+			return nil, err
+		}
 	} else if u != nil {
 		if l, err = s.moveToUniform(ctx, c, ref, l, u); err != nil {
 			return nil, err
 		}
 	}
 	ups, err := translateUpdates(l.Metadata, byAction)
+	if err == nil && data != nil {
+		var more []table.Update
+		more, err = dataUpdates(l.Metadata, byAction)
+		ups = append(ups, more...)
+	}
 	if err != nil {
 		if l != before {
 			// The add-commit moved the table, but the request as a whole
@@ -88,6 +97,12 @@ func (s *Service) Update(ctx context.Context, ref Ref, req *UpdateTableRequest) 
 			return nil, moveBack(ctx, c, ref, before, err)
 		}
 		return nil, err
+	}
+	if data != nil && data.changesFiles() {
+		if l, err = data.commit(ctx, c, ref, l, ups); err != nil {
+			return nil, err
+		}
+		return response(l)
 	}
 	if len(ups) == 0 {
 		return response(l)
@@ -105,18 +120,6 @@ func (s *Service) Update(ctx context.Context, ref Ref, req *UpdateTableRequest) 
 		return nil, err
 	}
 	return response(l)
-}
-
-// unsupportedUpdates answers 501 for the Delta data-commit flow.
-func unsupportedUpdates(req *UpdateTableRequest) error {
-	for _, u := range req.Updates {
-		if u.Action == ActAddCommit && (u.Uniform == nil || u.Uniform.Iceberg == nil || u.Uniform.Iceberg.MetadataLocation == "") {
-			return notImplemented("add-commit without uniform.iceberg.metadata-location: lakegate serves Iceberg tables " +
-				"and does not translate Delta data commits (a Delta log commit names Parquet files and deletion vectors, " +
-				"which would have to be rewritten into Iceberg manifests); write with UniForm and send the Iceberg metadata-location")
-		}
-	}
-	return nil
 }
 
 func checkRequirementsMet(req *UpdateTableRequest, l *loaded) error {
@@ -193,8 +196,13 @@ func checkVersions(req *UpdateTableRequest, l *loaded) error {
 // went through.
 func resent(u *Update, l *loaded) bool {
 	props := l.Metadata.Properties()
-	return *u.Commit.Version == latestVersion(props) &&
-		u.Uniform.Iceberg.MetadataLocation == props[PropLatestUniform]
+	if *u.Commit.Version != latestVersion(props) {
+		return false
+	}
+	if isDataCommit(u) {
+		return *u.Commit.FileName == props[PropLatestCommitFile]
+	}
+	return u.Uniform.Iceberg.MetadataLocation == props[PropLatestUniform]
 }
 
 // commitRequirements pin the state the Delta requirements were checked on.
@@ -275,7 +283,12 @@ func translateUpdates(m table.Metadata, by map[string]*Update) ([]table.Update, 
 			commits = append([]Commit{*u.Commit}, commits...)
 			set[PropCommits] = encodeCommits(commits)
 			set[PropLatestVersion] = strconv.FormatInt(*u.Commit.Version, 10)
-			set[PropLatestUniform] = u.Uniform.Iceberg.MetadataLocation
+			set[PropLatestCommitFile] = *u.Commit.FileName
+			if isDataCommit(u) {
+				remove = append(remove, PropLatestUniform)
+			} else {
+				set[PropLatestUniform] = u.Uniform.Iceberg.MetadataLocation
+			}
 			if changesMetadata(by) {
 				set[PropLastCommitVersion] = strconv.FormatInt(*u.Commit.Version, 10)
 				set[PropLastCommitTimestamp] = strconv.FormatInt(*u.Commit.Timestamp, 10)

@@ -225,7 +225,7 @@ func (s *Service) Stage(ctx context.Context, ref Ref, req *StagingTableRequest) 
 	return &StagingTableResponse{
 		TableID: st.TableID, TableType: Managed, Location: st.Location,
 		StorageCredentials: s.deltaCredentials(l.Credentials, ReadWrite),
-		RequiredProtocol:   defaultProtocol, RequiredProperties: map[string]*string{},
+		RequiredProtocol:   defaultProtocol, RequiredProperties: stagingProperties(),
 	}, nil
 }
 
@@ -294,4 +294,12 @@ func (s *Service) PathCredentials(ctx context.Context, catalog string, ns []stri
 		return nil, notImplemented("temporary path credentials: catalog %q vends no storage credentials for %s", catalog, loc)
 	}
 	return &CredentialsResponse{StorageCredentials: s.deltaCredentials(l.Credentials, op)}, nil
+}
+
+// stagingProperties are what lakegate requires of a managed table's
+// writer: no deletion vectors, because its data commits become Iceberg v2
+// snapshots, which cannot reference them (datacommit.go).
+func stagingProperties() map[string]*string {
+	off := "false"
+	return map[string]*string{"delta.enableDeletionVectors": &off}
 }

@@ -1,0 +1,198 @@
+package gateway
+
+import (
+	"encoding/json"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/lakegate/lakegate/caller"
+	"github.com/lakegate/lakegate/identity"
+	"github.com/lakegate/lakegate/policies"
+	"github.com/lakegate/lakegate/translate/delta"
+	"github.com/lakegate/lakegate/translate/unity"
+	"github.com/lakegate/lakegate/upstream/icerest"
+)
+
+// unityPrefix is where Unity Catalog's own API lives; lakegate_delta
+// serves its catalogs, schemas and tables (translate/unity) next to the
+// Delta API below it, as Unity Catalog does.
+const unityPrefix = "/api/2.1/unity-catalog/"
+
+// serveUnity is the UC API's front door: authenticate, parse, authorize
+// the Iceberg operation each UC operation is (policy input api "unity"),
+// run it.
+func (h *DeltaHandler) serveUnity(w http.ResponseWriter, r *http.Request, rest string) {
+	x, r := begin(w, r, "unity")
+	defer x.end()
+	p, ierr := h.app.guard.authenticate(r)
+	if ierr != nil {
+		x.Header().Set("WWW-Authenticate", "Bearer")
+		unity.WriteError(x, unity.Errorf(http.StatusUnauthorized, unity.Unauthenticated, "%v", ierr))
+		return
+	}
+	x.authenticated(r, p.ID)
+	rt, err := unity.ParseRoute(r.Method, rest, r.URL.Query())
+	x.rec.SetOperation(string(rt.Op))
+	if err != nil {
+		unity.WriteError(x, err)
+		return
+	}
+	ctx := caller.With(r.Context(), caller.Caller{Principal: p.ID, Authorization: r.Header.Get("Authorization")})
+	r = r.WithContext(ctx)
+	var out any
+	switch rt.Op {
+	case unity.OpListCatalogs:
+		out = h.listCatalogs(r, p)
+	case unity.OpCreateCatalog:
+		err = h.createCatalog(x, r, p)
+	case unity.OpCreateSchema:
+		out, err = h.createSchema(x, r, p)
+	default:
+		out, err = h.unityOn(r, rt, p)
+	}
+	switch {
+	case err != nil:
+		unity.WriteError(x, err)
+	case out == nil: // a delete: UC answers 200 with an empty object
+		unity.WriteJSON(x, http.StatusOK, struct{}{})
+	default:
+		unity.WriteJSON(x, http.StatusOK, out)
+	}
+}
+
+// unityOn runs an operation on a catalog named in the path or query.
+func (h *DeltaHandler) unityOn(r *http.Request, rt unity.Route, p *identity.Principal) (any, error) {
+	cat, err := h.unityCatalog(r, rt.Catalog)
+	if err != nil {
+		return nil, err
+	}
+	var ns []string
+	if rt.Schema != "" {
+		ns = []string{rt.Schema}
+	}
+	if err := h.unityAuthorize(r, p, cat, rt.Op, rt.Iceberg, policies.Resource{Namespace: ns, Table: rt.Table}); err != nil {
+		return nil, err
+	}
+	var out any
+	translated(r, func(r *http.Request) {
+		ctx, q := r.Context(), r.URL.Query()
+		ref := delta.Ref{Catalog: rt.Catalog, Namespace: ns, Name: rt.Table}
+		switch rt.Op {
+		case unity.OpGetCatalog:
+			out, err = h.unity.Catalog(ctx, rt.Catalog)
+		case unity.OpListSchemas:
+			out, err = h.unity.Schemas(ctx, rt.Catalog, q)
+		case unity.OpGetSchema:
+			out, err = h.unity.Schema(ctx, rt.Catalog, rt.Schema)
+		case unity.OpDeleteSchema:
+			// force drops the schema's tables and views: each is decided.
+			mayDrop := func(kind, name string) error {
+				op := map[string]string{"tables": icerest.OpDropTable, "views": icerest.OpDropView}[kind]
+				return h.unityAuthorize(r, p, cat, rt.Op, op, policies.Resource{Namespace: ns, Table: name})
+			}
+			err = h.unity.DeleteSchema(ctx, rt.Catalog, rt.Schema, q.Get("force") == "true", mayDrop)
+		case unity.OpListTables:
+			out, err = h.unity.Tables(ctx, rt.Catalog, rt.Schema, q)
+		case unity.OpGetTable:
+			out, err = h.unity.Table(ctx, ref)
+		case unity.OpDeleteTable:
+			err = h.unity.DeleteTable(ctx, ref)
+		}
+	})
+	return out, err
+}
+
+// unityCatalog is the catalog a request names.
+func (h *DeltaHandler) unityCatalog(r *http.Request, name string) (*catalogState, error) {
+	cat, ok := h.app.catalog(name)
+	if !ok {
+		return nil, unity.Errorf(http.StatusNotFound, unity.CatalogNotFound, "Catalog not found: %s", name)
+	}
+	noteCatalog(r, cat)
+	return cat, nil
+}
+
+// listCatalogs lists the catalogs the caller may use (getConfig allowed),
+// by name; one page holds them all.
+func (h *DeltaHandler) listCatalogs(r *http.Request, p *identity.Principal) *unity.ListCatalogsResponse {
+	out := &unity.ListCatalogsResponse{Catalogs: []unity.CatalogInfo{}}
+	for _, name := range slices.Sorted(maps.Keys(h.app.backends)) {
+		cat := h.app.backends[name]
+		d := h.app.guard.authorize(r.Context(), policyRequest{api: "unity", apiOp: string(unity.OpListCatalogs),
+			op: icerest.OpGetConfig, principal: p, catalog: cat}.input(r))
+		if d.Allow {
+			out.Catalogs = append(out.Catalogs, unity.CatalogInfo{Name: name, Properties: map[string]string{}})
+		}
+	}
+	return out
+}
+
+// createCatalog: lakegate's catalogs are its configuration, so a catalog
+// the caller may use already exists, and no other can be made here.
+func (h *DeltaHandler) createCatalog(w http.ResponseWriter, r *http.Request, p *identity.Principal) error {
+	body, err := readBody(w, r, defaultUnityBody)
+	if err != nil {
+		return err
+	}
+	var req struct {
+		Name string `json:"name"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil || req.Name == "" {
+		return unity.Errorf(http.StatusBadRequest, unity.InvalidArgument, "CreateCatalog needs a name")
+	}
+	cat, ok := h.app.catalog(req.Name)
+	if ok {
+		if err := h.unityAuthorize(r, p, cat, unity.OpCreateCatalog, icerest.OpGetConfig, policies.Resource{}); err != nil {
+			return err
+		}
+		return unity.Errorf(http.StatusBadRequest, unity.CatalogAlreadyExists,
+			"Catalog already exists: %s (lakegate's catalogs are configured in its Caddyfile)", req.Name)
+	}
+	return unity.Errorf(http.StatusNotImplemented, unity.Unimplemented,
+		"lakegate's catalogs are configured in its Caddyfile (the lakegate app's catalog blocks); createCatalog cannot add %q", req.Name)
+}
+
+// createSchema decides on the names in the body.
+func (h *DeltaHandler) createSchema(w http.ResponseWriter, r *http.Request, p *identity.Principal) (any, error) {
+	body, err := readBody(w, r, defaultUnityBody)
+	if err != nil {
+		return nil, err
+	}
+	req, err := unity.ParseCreateSchema(body)
+	if err != nil {
+		return nil, err
+	}
+	cat, err := h.unityCatalog(r, *req.CatalogName)
+	if err != nil {
+		return nil, err
+	}
+	res := policies.Resource{Namespace: []string{*req.Name}}
+	if err := h.unityAuthorize(r, p, cat, unity.OpCreateSchema, icerest.OpCreateNamespace, res); err != nil {
+		return nil, err
+	}
+	var out any
+	translated(r, func(r *http.Request) { out, err = h.unity.CreateSchema(r.Context(), req) })
+	return out, err
+}
+
+// defaultUnityBody caps the UC API's small bodies (names and properties).
+const defaultUnityBody = 1 << 20
+
+// unityAuthorize decides one operation on one resource.
+func (h *DeltaHandler) unityAuthorize(r *http.Request, p *identity.Principal, cat *catalogState, ucOp unity.Op, op string, res policies.Resource) error {
+	d := h.app.guard.decide(r, policyRequest{api: "unity", apiOp: string(ucOp), op: op, principal: p, catalog: cat, resource: res})
+	if d.Allow {
+		return nil
+	}
+	return unity.Errorf(http.StatusForbidden, unity.PermissionDenied, "%s", denial(string(ucOp), d))
+}
+
+// isUnity tells a UC API path from the Delta API's.
+func isUnity(path string) (string, bool) {
+	if !strings.HasPrefix(path, unityPrefix) || strings.HasPrefix(path, deltaPrefix) {
+		return "", false
+	}
+	return strings.TrimPrefix(path, unityPrefix), true
+}

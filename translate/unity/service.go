@@ -1,0 +1,364 @@
+package unity
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/lakegate/lakegate/caller"
+	"github.com/lakegate/lakegate/translate"
+	"github.com/lakegate/lakegate/translate/delta"
+	"github.com/lakegate/lakegate/upstream/icerest"
+)
+
+// Service runs UC API operations on the catalogs' Iceberg pipelines:
+// namespaces directly, tables through the Delta translator, so a table
+// looks the same here as through the Delta API. The front door has
+// authenticated and authorized the request.
+type Service struct {
+	tables   *delta.Service
+	catalogs *translate.Catalogs
+}
+
+// NewService serves tables as d does, on d's catalogs.
+func NewService(d *delta.Service) *Service {
+	return &Service{tables: d, catalogs: d.Catalogs()}
+}
+
+// Page limits: the spec's maxima for max_results.
+const (
+	maxSchemasPage = 1000
+	maxTablesPage  = 50
+)
+
+// Catalog answers getCatalog: lakegate's catalogs come from its
+// configuration; one answers when its pipeline does.
+func (s *Service) Catalog(ctx context.Context, name string) (*CatalogInfo, error) {
+	if _, err := s.client(ctx, name); err != nil {
+		return nil, err
+	}
+	return &CatalogInfo{Name: name, Properties: map[string]string{}}, nil
+}
+
+// Schemas answers listSchemas: the catalog's top-level namespaces, one
+// page of the catalog's own pagination per call.
+func (s *Service) Schemas(ctx context.Context, catalog string, q url.Values) (*ListSchemasResponse, error) {
+	c, err := s.client(ctx, catalog)
+	if err != nil {
+		return nil, err
+	}
+	query, err := pageQuery(q, maxSchemasPage)
+	if err != nil {
+		return nil, err
+	}
+	var page struct {
+		Namespaces [][]string `json:"namespaces"`
+		Next       *string    `json:"next-page-token"`
+	}
+	if err := call(ctx, c, http.MethodGet, "/v1/"+url.PathEscape(catalog)+"/namespaces"+query, nil, &page); err != nil {
+		return nil, err
+	}
+	out := &ListSchemasResponse{Schemas: []SchemaInfo{}, NextPageToken: deref(page.Next)}
+	for _, ns := range page.Namespaces {
+		if len(ns) != 1 {
+			continue // UC schemas have one level
+		}
+		info, err := s.Schema(ctx, catalog, ns[0])
+		if err != nil {
+			if AsError(err).Code == SchemaNotFound {
+				continue // dropped since the listing
+			}
+			return nil, err
+		}
+		out.Schemas = append(out.Schemas, *info)
+	}
+	return out, nil
+}
+
+// Schema answers getSchema.
+func (s *Service) Schema(ctx context.Context, catalog, name string) (*SchemaInfo, error) {
+	c, err := s.client(ctx, catalog)
+	if err != nil {
+		return nil, err
+	}
+	var ns struct {
+		Properties map[string]string `json:"properties"`
+	}
+	if err := call(ctx, c, http.MethodGet, c.NamespacesPath([]string{name}), nil, &ns); err != nil {
+		return nil, schemaNotFound(err, catalog, name)
+	}
+	return schemaInfo(catalog, name, ns.Properties), nil
+}
+
+// schemaInfo describes a namespace: its properties as they are, its
+// comment and location also in UC's own fields.
+func schemaInfo(catalog, name string, props map[string]string) *SchemaInfo {
+	if props == nil {
+		props = map[string]string{}
+	}
+	return &SchemaInfo{Name: name, CatalogName: catalog, FullName: catalog + "." + name,
+		Comment: props["comment"], Properties: props, StorageRoot: props["location"]}
+}
+
+// ParseCreateSchema reads createSchema's body; its names are what the
+// policy decides on.
+func ParseCreateSchema(body []byte) (*CreateSchema, error) {
+	var req CreateSchema
+	if err := json.Unmarshal(body, &req); err != nil {
+		return nil, Errorf(http.StatusBadRequest, InvalidArgument, "malformed CreateSchema: %v", err)
+	}
+	for field, v := range map[string]*string{"name": req.Name, "catalog_name": req.CatalogName} {
+		if v == nil || *v == "" {
+			return nil, Errorf(http.StatusBadRequest, InvalidArgument, "%s is required", field)
+		}
+		if p := icerest.NameProblem(*v); p != "" {
+			return nil, Errorf(http.StatusBadRequest, InvalidArgument, "invalid %s %q: %s", field, *v, p)
+		}
+	}
+	return &req, nil
+}
+
+// CreateSchema answers createSchema: an Iceberg createNamespace whose
+// properties carry the comment and storage root under Iceberg's keys.
+func (s *Service) CreateSchema(ctx context.Context, req *CreateSchema) (*SchemaInfo, error) {
+	catalog, name := *req.CatalogName, *req.Name
+	c, err := s.client(ctx, catalog)
+	if err != nil {
+		return nil, err
+	}
+	props := maps.Clone(req.Properties)
+	if props == nil {
+		props = map[string]string{}
+	}
+	if req.Comment != nil {
+		props["comment"] = *req.Comment
+	}
+	if req.StorageRoot != nil {
+		props["location"] = *req.StorageRoot
+	}
+	body := map[string]any{"namespace": []string{name}, "properties": props}
+	var created struct {
+		Properties map[string]string `json:"properties"`
+	}
+	if err := call(ctx, c, http.MethodPost, "/v1/"+url.PathEscape(catalog)+"/namespaces", body, &created); err != nil {
+		if e := AsError(err); e.Code == AlreadyExists {
+			return nil, Errorf(http.StatusBadRequest, SchemaAlreadyExists, "Schema already exists: %s", name)
+		}
+		return nil, err
+	}
+	if created.Properties != nil {
+		props = created.Properties
+	}
+	return schemaInfo(catalog, name, props), nil
+}
+
+// DeleteSchema answers deleteSchema. With force, the schema's tables and
+// views are dropped first (without purge: their files stay), each only
+// when mayDrop allows it.
+func (s *Service) DeleteSchema(ctx context.Context, catalog, name string, force bool, mayDrop func(kind, name string) error) error {
+	c, err := s.client(ctx, catalog)
+	if err != nil {
+		return err
+	}
+	ns := []string{name}
+	if force {
+		if err := s.dropAll(ctx, c, ns, "tables", mayDrop); err != nil {
+			return schemaNotFound(err, catalog, name)
+		}
+		if err := s.dropAll(ctx, c, ns, "views", mayDrop); err != nil && !viewsUnsupported(err) {
+			return err
+		}
+	}
+	err = call(ctx, c, http.MethodDelete, c.NamespacesPath(ns), nil, nil)
+	if e := delta.AsError(err); err != nil && e.Code == http.StatusConflict {
+		// (Iceberg's NamespaceNotEmptyException; UC's answer is 400)
+		return Errorf(http.StatusBadRequest, FailedPrecondition, "Cannot delete schema with tables: %s", e.Message)
+	}
+	return schemaNotFound(err, catalog, name)
+}
+
+// dropAll drops every table (kind "tables") or view ("views") of ns.
+func (s *Service) dropAll(ctx context.Context, c *translate.Client, ns []string, kind string, mayDrop func(kind, name string) error) error {
+	names, err := listAll(ctx, c, c.NamespacesPath(ns)+"/"+kind)
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		if err := mayDrop(kind, n); err != nil {
+			return err
+		}
+		err := call(ctx, c, http.MethodDelete, c.NamespacesPath(ns)+"/"+kind+"/"+url.PathEscape(n), nil, nil)
+		if err != nil && AsError(err).Status != http.StatusNotFound {
+			return err
+		}
+	}
+	return nil
+}
+
+// viewsUnsupported is a catalog without the view endpoints.
+func viewsUnsupported(err error) bool {
+	s := AsError(err).Status
+	return s == http.StatusNotFound || s == http.StatusNotImplemented || s == http.StatusBadRequest
+}
+
+// listAll follows a listing's pages to the end.
+func listAll(ctx context.Context, c *translate.Client, path string) ([]string, error) {
+	var names []string
+	token := ""
+	for {
+		var page struct {
+			Identifiers []struct {
+				Name string `json:"name"`
+			} `json:"identifiers"`
+			Next *string `json:"next-page-token"`
+		}
+		if err := call(ctx, c, http.MethodGet, path+"?pageToken="+url.QueryEscape(token), nil, &page); err != nil {
+			return nil, err
+		}
+		for _, id := range page.Identifiers {
+			names = append(names, id.Name)
+		}
+		if page.Next == nil || *page.Next == "" || *page.Next == token {
+			return names, nil
+		}
+		token = *page.Next
+	}
+}
+
+// Tables answers listTables: the schema's tables that have a Delta side,
+// as getTable describes them. Iceberg-only tables are not UC tables
+// (getTable refuses them), so they are left out of the page.
+func (s *Service) Tables(ctx context.Context, catalog, name string, q url.Values) (*ListTablesResponse, error) {
+	c, err := s.client(ctx, catalog)
+	if err != nil {
+		return nil, err
+	}
+	query, err := pageQuery(q, maxTablesPage)
+	if err != nil {
+		return nil, err
+	}
+	var page struct {
+		Identifiers []struct {
+			Name string `json:"name"`
+		} `json:"identifiers"`
+		Next *string `json:"next-page-token"`
+	}
+	if err := call(ctx, c, http.MethodGet, c.NamespacesPath([]string{name})+"/tables"+query, nil, &page); err != nil {
+		return nil, schemaNotFound(err, catalog, name)
+	}
+	out := &ListTablesResponse{Tables: []TableInfo{}, NextPageToken: deref(page.Next)}
+	for _, id := range page.Identifiers {
+		info, err := s.Table(ctx, delta.Ref{Catalog: catalog, Namespace: []string{name}, Name: id.Name})
+		if err != nil {
+			if code := AsError(err).Code; code == UnsupportedTableFormat || code == TableNotFound {
+				continue // not a UC table, or dropped since the listing
+			}
+			return nil, err
+		}
+		out.Tables = append(out.Tables, *info)
+	}
+	return out, nil
+}
+
+// Table answers getTable: the table as the Delta API loads it.
+func (s *Service) Table(ctx context.Context, ref delta.Ref) (*TableInfo, error) {
+	l, err := s.tables.Load(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	return tableInfo(ref, l)
+}
+
+// DeleteTable answers deleteTable as the Delta API's deleteTable does.
+func (s *Service) DeleteTable(ctx context.Context, ref delta.Ref) error {
+	return s.tables.Delete(ctx, ref)
+}
+
+func (s *Service) client(ctx context.Context, catalog string) (*translate.Client, error) {
+	c, err := s.catalogs.Client(ctx, catalog)
+	var cfg *translate.ConfigError
+	switch {
+	case err == nil:
+		return c, nil
+	case errors.Is(err, translate.ErrNoCatalog):
+		return nil, Errorf(http.StatusNotFound, CatalogNotFound, "Catalog not found: %s", catalog)
+	case errors.As(err, &cfg):
+		return nil, delta.FromIceberg(cfg.Status, cfg.Body)
+	}
+	return nil, Errorf(http.StatusBadGateway, Internal, "catalog %q: %v", catalog, err)
+}
+
+// call sends one Iceberg request; an error answer becomes a Delta-model
+// error (AsError turns it into UC's), a 2xx body is decoded into out.
+func call(ctx context.Context, c *translate.Client, method, path string, body, out any) error {
+	var raw []byte
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return fmt.Errorf("encoding %s %s: %w", method, path, err)
+		}
+		raw = b
+	}
+	header := http.Header{"Content-Type": {"application/json"}}
+	// The client's own credentials, for backends that pass them through.
+	if a := caller.From(ctx).Authorization; a != "" {
+		header.Set("Authorization", a)
+	}
+	resp, err := c.Do(ctx, method, path, raw, header)
+	if err != nil {
+		return Errorf(http.StatusBadGateway, Internal, "catalog %q: %v", c.Catalog, err)
+	}
+	if resp.Status >= 300 {
+		return delta.FromIceberg(resp.Status, resp.Body)
+	}
+	if out == nil || len(resp.Body) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(resp.Body, out); err != nil {
+		return Errorf(http.StatusBadGateway, Internal, "catalog %q: malformed answer to %s: %v", c.Catalog, method, err)
+	}
+	return nil
+}
+
+// schemaNotFound names the schema in a namespace-not-found answer.
+func schemaNotFound(err error, catalog, name string) error {
+	if err != nil && AsError(err).Code == SchemaNotFound {
+		return Errorf(http.StatusNotFound, SchemaNotFound, "Schema not found: %s.%s", catalog, name)
+	}
+	return err
+}
+
+// pageQuery turns UC's max_results and page_token into Iceberg's
+// pageSize and pageToken. UC's max_results: 0 is the server's choice, a
+// negative value an error, a larger one capped at max.
+func pageQuery(q url.Values, max int) (string, error) {
+	v := url.Values{}
+	if t := q.Get("page_token"); t != "" {
+		v.Set("pageToken", t)
+	}
+	if m := q.Get("max_results"); m != "" {
+		n, err := strconv.Atoi(m)
+		if err != nil || n < 0 {
+			return "", Errorf(http.StatusBadRequest, InvalidArgument, "max_results must be a non-negative integer, not %q", m)
+		}
+		if n > 0 {
+			v.Set("pageSize", strconv.Itoa(min(n, max)))
+		}
+	}
+	if len(v) == 0 {
+		return "", nil
+	}
+	return "?" + v.Encode(), nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
