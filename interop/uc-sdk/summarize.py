@@ -70,22 +70,27 @@ def evidence(cls, element):
         cause = " ".join(sections[-1].split("\n\tat ", 1)[0].split())
         if cause and cause not in message:
             message = f"{message} <- {cause}"
-    test_frame = harness_frame = None
+    test_lines = []  # the class's own frames, innermost first
+    harness_frame = None
     for m in FRAME.finditer(sections[0]):
         owner, _, file, line = m.groups()
         if not owner.startswith(PACKAGE):
             continue
-        where = f"{file}:{line}"
         if owner.rsplit(".", 1)[-1].split("$")[0] == cls:
-            test_frame = test_frame or where
-            break
-        # The first frame in UC's test code that is not the assertion
-        # helpers: where a harness (setUp, fixture) call failed.
-        if harness_frame is None and not owner.endswith(".TestUtils"):
-            harness_frame = where
-    where = test_frame or harness_frame or "?"
-    if test_frame and harness_frame:
-        where = f"{test_frame} (via {harness_frame})"
+            test_lines.append((file, line))
+        elif not test_lines and harness_frame is None and not owner.endswith(".TestUtils"):
+            # The first frame in UC's test code that is not the assertion
+            # helpers: where a harness (setUp, fixture) call failed.
+            harness_frame = f"{file}:{line}"
+    if test_lines:
+        where = "%s:%s" % test_lines[0]
+        # A helper of the class failed: also the line of the test that called it.
+        if len(test_lines) > 1 and test_lines[-1][1] != test_lines[0][1]:
+            where += f" (from line {test_lines[-1][1]})"
+        if harness_frame:
+            where += f" (via {harness_frame})"
+    else:
+        where = harness_frame or "?"
     return f"{where}: {message}"
 
 
