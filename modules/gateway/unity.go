@@ -10,6 +10,7 @@ import (
 	"github.com/lakegate/lakegate/caller"
 	"github.com/lakegate/lakegate/identity"
 	"github.com/lakegate/lakegate/policies"
+	"github.com/lakegate/lakegate/telemetry"
 	"github.com/lakegate/lakegate/translate/delta"
 	"github.com/lakegate/lakegate/translate/unity"
 	"github.com/lakegate/lakegate/upstream/icerest"
@@ -44,11 +45,13 @@ func (h *DeltaHandler) serveUnity(w http.ResponseWriter, r *http.Request, rest s
 	var out any
 	switch rt.Op {
 	case unity.OpListCatalogs:
-		out = h.listCatalogs(r, p)
+		out, err = h.listCatalogs(r, p)
 	case unity.OpCreateCatalog:
 		err = h.createCatalog(x, r, p)
 	case unity.OpCreateSchema:
 		out, err = h.createSchema(x, r, p)
+	case unity.OpCreateTable:
+		out, err = h.createTable(x, r, p)
 	default:
 		out, err = h.unityOn(r, rt, p)
 	}
@@ -83,18 +86,20 @@ func (h *DeltaHandler) unityOn(r *http.Request, rt unity.Route, p *identity.Prin
 		case unity.OpGetCatalog:
 			out, err = h.unity.Catalog(ctx, rt.Catalog)
 		case unity.OpListSchemas:
-			out, err = h.unity.Schemas(ctx, rt.Catalog, q)
+			out, err = h.unity.Schemas(ctx, rt.Catalog, q, h.unityShown(r, p, cat, rt))
 		case unity.OpGetSchema:
 			out, err = h.unity.Schema(ctx, rt.Catalog, rt.Schema)
 		case unity.OpDeleteSchema:
 			// force drops the schema's tables and views: each is decided.
 			mayDrop := func(kind, name string) error {
-				op := map[string]string{"tables": icerest.OpDropTable, "views": icerest.OpDropView}[kind]
-				return h.unityAuthorize(r, p, cat, rt.Op, op, policies.Resource{Namespace: ns, Table: name})
+				if kind == "views" {
+					return h.unityAuthorize(r, p, cat, rt.Op, icerest.OpDropView, policies.Resource{Namespace: ns, View: name})
+				}
+				return h.unityAuthorize(r, p, cat, rt.Op, icerest.OpDropTable, policies.Resource{Namespace: ns, Table: name})
 			}
 			err = h.unity.DeleteSchema(ctx, rt.Catalog, rt.Schema, q.Get("force") == "true", mayDrop)
 		case unity.OpListTables:
-			out, err = h.unity.Tables(ctx, rt.Catalog, rt.Schema, q)
+			out, err = h.unity.Tables(ctx, rt.Catalog, rt.Schema, q, h.unityShown(r, p, cat, rt))
 		case unity.OpGetTable:
 			out, err = h.unity.Table(ctx, ref)
 		case unity.OpDeleteTable:
@@ -102,6 +107,51 @@ func (h *DeltaHandler) unityOn(r *http.Request, rt unity.Route, p *identity.Prin
 		}
 	})
 	return out, err
+}
+
+// unityShown decides which items of a listing page (listSchemas,
+// listTables) the caller sees. UC's listings answer what a load of each
+// item would (SchemaInfo, TableInfo), so an item is shown when the
+// policy's visible rule keeps it, as the Iceberg door filters its
+// listings, and the caller may load it (loadNamespaceMetadata,
+// loadTable). Hidden items are never loaded.
+func (h *DeltaHandler) unityShown(r *http.Request, p *identity.Principal, cat *catalogState, rt unity.Route) unity.Shown {
+	listOp, loadOp := icerest.OpListNamespaces, icerest.OpLoadNamespaceMetadata
+	var parent []string
+	if rt.Op == unity.OpListTables {
+		listOp, loadOp, parent = icerest.OpListTables, icerest.OpLoadTable, []string{rt.Schema}
+	}
+	item := func(name string) policies.Resource {
+		if parent == nil {
+			return policies.Resource{Namespace: []string{name}}
+		}
+		return policies.Resource{Namespace: parent, Table: name}
+	}
+	return func(names []string) []bool {
+		shown := make([]bool, len(names))
+		visible := func(int) bool { return true }
+		if eng := h.app.guard.policy; eng != nil && len(names) > 0 {
+			in := policyRequest{api: "unity", apiOp: string(rt.Op), op: listOp, principal: p, catalog: cat,
+				resource: policies.Resource{Namespace: parent}}.input(r)
+			in.Items = make([]policies.Item, len(names))
+			for i, n := range names {
+				res := item(n)
+				in.Items[i] = policies.Item{Namespace: res.Namespace, Table: res.Table}
+			}
+			vis, err := eng.Filter(r.Context(), in)
+			visible = func(i int) bool { return err == nil && i < len(vis) && vis[i] }
+		}
+		for i, n := range names {
+			if !visible(i) {
+				telemetry.From(r.Context()).CountDecision(false)
+				continue
+			}
+			d := h.app.guard.authorize(r.Context(), policyRequest{api: "unity", apiOp: string(rt.Op), op: loadOp,
+				principal: p, catalog: cat, resource: item(n)}.input(r))
+			shown[i] = d.Allow
+		}
+		return shown
+	}
 }
 
 // unityCatalog is the catalog a request names.
@@ -115,18 +165,26 @@ func (h *DeltaHandler) unityCatalog(r *http.Request, name string) (*catalogState
 }
 
 // listCatalogs lists the catalogs the caller may use (getConfig allowed),
-// by name; one page holds them all.
-func (h *DeltaHandler) listCatalogs(r *http.Request, p *identity.Principal) *unity.ListCatalogsResponse {
-	out := &unity.ListCatalogsResponse{Catalogs: []unity.CatalogInfo{}}
+// by name, a page of max_results at a time.
+func (h *DeltaHandler) listCatalogs(r *http.Request, p *identity.Principal) (*unity.ListCatalogsResponse, error) {
+	var usable []string
 	for _, name := range slices.Sorted(maps.Keys(h.app.backends)) {
 		cat := h.app.backends[name]
 		d := h.app.guard.authorize(r.Context(), policyRequest{api: "unity", apiOp: string(unity.OpListCatalogs),
 			op: icerest.OpGetConfig, principal: p, catalog: cat}.input(r))
 		if d.Allow {
-			out.Catalogs = append(out.Catalogs, unity.CatalogInfo{Name: name, Properties: map[string]string{}})
+			usable = append(usable, name)
 		}
 	}
-	return out
+	page, next, err := unity.CatalogPage(usable, r.URL.Query())
+	if err != nil {
+		return nil, err
+	}
+	out := &unity.ListCatalogsResponse{Catalogs: []unity.CatalogInfo{}, NextPageToken: next}
+	for _, name := range page {
+		out.Catalogs = append(out.Catalogs, unity.CatalogInfo{Name: name, Properties: map[string]string{}})
+	}
+	return out, nil
 }
 
 // createCatalog: lakegate's catalogs are its configuration, so a catalog
@@ -174,6 +232,29 @@ func (h *DeltaHandler) createSchema(w http.ResponseWriter, r *http.Request, p *i
 	}
 	var out any
 	translated(r, func(r *http.Request) { out, err = h.unity.CreateSchema(r.Context(), req) })
+	return out, err
+}
+
+// createTable decides on the names in the body.
+func (h *DeltaHandler) createTable(w http.ResponseWriter, r *http.Request, p *identity.Principal) (any, error) {
+	body, err := readBody(w, r, defaultUnityBody)
+	if err != nil {
+		return nil, err
+	}
+	req, err := unity.ParseCreateTable(body)
+	if err != nil {
+		return nil, err
+	}
+	cat, err := h.unityCatalog(r, *req.CatalogName)
+	if err != nil {
+		return nil, err
+	}
+	res := policies.Resource{Namespace: []string{*req.SchemaName}, Table: *req.Name}
+	if err := h.unityAuthorize(r, p, cat, unity.OpCreateTable, icerest.OpCreateTable, res); err != nil {
+		return nil, err
+	}
+	var out any
+	translated(r, func(r *http.Request) { out, err = h.unity.CreateTable(r.Context(), req) })
 	return out, err
 }
 

@@ -181,6 +181,7 @@ func response(l *loaded) (*LoadTableResponse, error) {
 			Properties:            deltaProperties(props),
 			LastCommitVersion:     int64Prop(props, PropLastCommitVersion),
 			LastCommitTimestampMs: int64Prop(props, PropLastCommitTimestamp),
+			Comment:               props[PropComment],
 		},
 		Commits: unbackfilledOrEmpty(props),
 		Uniform: &Uniform{Iceberg: &UniformIceberg{MetadataLocation: l.MetadataLocation}},

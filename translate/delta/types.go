@@ -136,6 +136,9 @@ type TableMetadata struct {
 	Properties            map[string]string `json:"properties"`
 	LastCommitVersion     *int64            `json:"last-commit-version,omitempty"`
 	LastCommitTimestampMs *int64            `json:"last-commit-timestamp-ms,omitempty"`
+	// Comment is the table comment, which the Delta API's load does not
+	// answer (it is no property there) but UC's getTable does.
+	Comment string `json:"-"`
 }
 
 // LoadTableResponse is DeltaLoadTableResponse; commits are the ratified

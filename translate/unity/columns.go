@@ -19,7 +19,7 @@ func tableInfo(ref delta.Ref, l *delta.LoadTableResponse) (*TableInfo, error) {
 	return &TableInfo{
 		Name: ref.Name, CatalogName: ref.Catalog, SchemaName: ref.Namespace[0],
 		TableType: m.TableType, DataSourceFormat: "DELTA", Columns: cols,
-		StorageLocation: m.Location, Properties: m.Properties,
+		StorageLocation: m.Location, Comment: m.Comment, Properties: m.Properties,
 		CreatedAt: m.CreatedTime, UpdatedAt: m.UpdatedTime, TableID: m.TableUUID,
 	}, nil
 }

@@ -2,8 +2,10 @@ package unity
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/lakegate/lakegate/translate/delta"
 )
@@ -36,6 +38,9 @@ type Error struct {
 	Status  int
 	Code    string
 	Message string
+	// Allow lists the methods a 405 answer allows (sent as the Allow
+	// header, as HTTP requires of a 405).
+	Allow []string
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("%d %s: %s", e.Status, e.Code, e.Message) }
@@ -45,12 +50,13 @@ func Errorf(status int, code, format string, args ...any) *Error {
 	return &Error{Status: status, Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-// AsError turns any error into a UC API error. Errors of the Delta
-// translator (which reaches the catalogs for this API too) keep their
-// status and message; their type becomes UC's code. kind names what an
-// "already exists" or "not found" is about when the type does not say.
+// AsError turns any error into a UC API error: a UC error, wrapped or
+// not, is itself (as delta.AsError unwraps Delta errors). Errors of the
+// Delta translator (which reaches the catalogs for this API too) keep
+// their status and message; their type becomes UC's code.
 func AsError(err error) *Error {
-	if e, ok := err.(*Error); ok {
+	var e *Error
+	if errors.As(err, &e) && e != nil {
 		return e
 	}
 	d := delta.AsError(err)
@@ -106,6 +112,9 @@ func WriteError(w http.ResponseWriter, err error) {
 		Message   string      `json:"message"`
 		Details   []errorInfo `json:"details"`
 	}{e.Code, e.Message, []errorInfo{{"type.googleapis.com/google.rpc.ErrorInfo", e.Code, map[string]string{}}}}
+	if len(e.Allow) > 0 {
+		w.Header().Set("Allow", strings.Join(e.Allow, ", "))
+	}
 	WriteJSON(w, e.Status, body)
 }
 

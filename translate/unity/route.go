@@ -11,6 +11,7 @@ package unity
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/lakegate/lakegate/upstream/icerest"
@@ -30,6 +31,7 @@ const (
 	OpCreateSchema  Op = "createSchema"
 	OpDeleteSchema  Op = "deleteSchema"
 	OpListTables    Op = "listTables"
+	OpCreateTable   Op = "createTable"
 	OpGetTable      Op = "getTable"
 	OpDeleteTable   Op = "deleteTable"
 )
@@ -65,7 +67,9 @@ func ParseRoute(method, rest string, q url.Values) (Route, error) {
 	op, ok := ops[key+" "+method]
 	if !ok {
 		if _, known := resources[key]; known {
-			return Route{}, Errorf(http.StatusMethodNotAllowed, Unimplemented, "%s /%s is not served by lakegate", method, key)
+			e := Errorf(http.StatusMethodNotAllowed, Unimplemented, "%s /%s is not served by lakegate", method, key)
+			e.Allow = allowed(key)
+			return Route{}, e
 		}
 		return Route{}, Errorf(http.StatusNotFound, NotFound, "no Unity Catalog API endpoint at /%s", rest)
 	}
@@ -81,6 +85,9 @@ func ParseRoute(method, rest string, q url.Values) (Route, error) {
 	case "schemas/{name}":
 		rt.Catalog, rt.Schema, err = splitSchema(seg[1])
 	case "tables":
+		if method != http.MethodGet { // createTable names them in the body
+			break
+		}
 		if rt.Catalog, err = required(q, "catalog_name"); err == nil {
 			rt.Schema, err = required(q, "schema_name")
 		}
@@ -107,6 +114,7 @@ var ops = map[string]opPair{
 	"schemas/{name} GET":    {OpGetSchema, icerest.OpLoadNamespaceMetadata},
 	"schemas/{name} DELETE": {OpDeleteSchema, icerest.OpDropNamespace},
 	"tables GET":            {OpListTables, icerest.OpListTables},
+	"tables POST":           {OpCreateTable, icerest.OpCreateTable},
 	"tables/{name} GET":     {OpGetTable, icerest.OpLoadTable},
 	"tables/{name} DELETE":  {OpDeleteTable, icerest.OpDropTable},
 }
@@ -115,6 +123,18 @@ var ops = map[string]opPair{
 // is 405, not 404.
 var resources = map[string]bool{"catalogs": true, "catalogs/{name}": true, "schemas": true,
 	"schemas/{name}": true, "tables": true, "tables/{name}": true}
+
+// allowed lists the methods served at a resource, for a 405's Allow.
+func allowed(key string) []string {
+	var methods []string
+	for k := range ops {
+		if res, m, _ := strings.Cut(k, " "); res == key {
+			methods = append(methods, m)
+		}
+	}
+	slices.Sort(methods)
+	return methods
+}
 
 func required(q url.Values, name string) (string, error) {
 	v := q.Get(name)
@@ -128,17 +148,19 @@ func required(q url.Values, name string) (string, error) {
 // dots, and UC schemas have one level.
 func splitSchema(full string) (catalog, schema string, err error) {
 	parts := strings.Split(full, ".")
-	if len(parts) != 2 {
+	if len(parts) != 2 || slices.Contains(parts, "") {
 		return "", "", Errorf(http.StatusBadRequest, InvalidArgument,
 			"invalid schema full name %q: want catalog.schema", full)
 	}
 	return parts[0], parts[1], nil
 }
 
-// splitTable reads a table's full name, catalog.schema.table.
+// splitTable reads a table's full name, catalog.schema.table. Every part
+// is a name: an empty one (lake..t) would address the catalog or the
+// namespace instead, for the policy as for the backend.
 func splitTable(full string) (catalog, schema, table string, err error) {
 	parts := strings.Split(full, ".")
-	if len(parts) != 3 {
+	if len(parts) != 3 || slices.Contains(parts, "") {
 		return "", "", "", Errorf(http.StatusBadRequest, InvalidArgument,
 			"invalid table full name %q: want catalog.schema.table", full)
 	}

@@ -8,7 +8,9 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/lakegate/lakegate/caller"
 	"github.com/lakegate/lakegate/translate"
@@ -45,9 +47,24 @@ func (s *Service) Catalog(ctx context.Context, name string) (*CatalogInfo, error
 	return &CatalogInfo{Name: name, Properties: map[string]string{}}, nil
 }
 
-// Schemas answers listSchemas: the catalog's top-level namespaces, one
-// page of the catalog's own pagination per call.
-func (s *Service) Schemas(ctx context.Context, catalog string, q url.Values) (*ListSchemasResponse, error) {
+// Shown tells which of a listing page's names the caller may see:
+// shown[i] for names[i]. nil shows them all.
+type Shown func(names []string) []bool
+
+func (f Shown) of(names []string) []bool {
+	if f == nil {
+		out := make([]bool, len(names))
+		for i := range out {
+			out[i] = true
+		}
+		return out
+	}
+	return f(names)
+}
+
+// Schemas answers listSchemas: the catalog's top-level namespaces that
+// shown keeps, one page of the catalog's own pagination per call.
+func (s *Service) Schemas(ctx context.Context, catalog string, q url.Values, shown Shown) (*ListSchemasResponse, error) {
 	c, err := s.client(ctx, catalog)
 	if err != nil {
 		return nil, err
@@ -64,11 +81,18 @@ func (s *Service) Schemas(ctx context.Context, catalog string, q url.Values) (*L
 		return nil, err
 	}
 	out := &ListSchemasResponse{Schemas: []SchemaInfo{}, NextPageToken: deref(page.Next)}
+	var names []string
 	for _, ns := range page.Namespaces {
-		if len(ns) != 1 {
-			continue // UC schemas have one level
+		if len(ns) == 1 { // UC schemas have one level
+			names = append(names, ns[0])
 		}
-		info, err := s.Schema(ctx, catalog, ns[0])
+	}
+	keep := shown.of(names)
+	for i, name := range names {
+		if i >= len(keep) || !keep[i] {
+			continue
+		}
+		info, err := s.Schema(ctx, catalog, name)
 		if err != nil {
 			if AsError(err).Code == SchemaNotFound {
 				continue // dropped since the listing
@@ -112,12 +136,20 @@ func ParseCreateSchema(body []byte) (*CreateSchema, error) {
 	if err := json.Unmarshal(body, &req); err != nil {
 		return nil, Errorf(http.StatusBadRequest, InvalidArgument, "malformed CreateSchema: %v", err)
 	}
-	for field, v := range map[string]*string{"name": req.Name, "catalog_name": req.CatalogName} {
-		if v == nil || *v == "" {
-			return nil, Errorf(http.StatusBadRequest, InvalidArgument, "%s is required", field)
+	for _, f := range []struct {
+		field string
+		v     *string
+	}{{"name", req.Name}, {"catalog_name", req.CatalogName}} {
+		if f.v == nil || *f.v == "" {
+			return nil, Errorf(http.StatusBadRequest, InvalidArgument, "%s is required", f.field)
 		}
-		if p := icerest.NameProblem(*v); p != "" {
-			return nil, Errorf(http.StatusBadRequest, InvalidArgument, "invalid %s %q: %s", field, *v, p)
+		p := icerest.NameProblem(*f.v)
+		if p == "" && strings.Contains(*f.v, ".") {
+			// UC refuses it too: no full name could address the schema.
+			p = "contains a period, which separates the parts of a full name"
+		}
+		if p != "" {
+			return nil, Errorf(http.StatusBadRequest, InvalidArgument, "invalid %s %q: %s", f.field, *f.v, p)
 		}
 	}
 	return &req, nil
@@ -158,8 +190,8 @@ func (s *Service) CreateSchema(ctx context.Context, req *CreateSchema) (*SchemaI
 }
 
 // DeleteSchema answers deleteSchema. With force, the schema's tables and
-// views are dropped first (without purge: their files stay), each only
-// when mayDrop allows it.
+// views are dropped first (without purge: their files stay), once mayDrop
+// has allowed every one of them: a refusal leaves the schema as it was.
 func (s *Service) DeleteSchema(ctx context.Context, catalog, name string, force bool, mayDrop func(kind, name string) error) error {
 	c, err := s.client(ctx, catalog)
 	if err != nil {
@@ -167,11 +199,20 @@ func (s *Service) DeleteSchema(ctx context.Context, catalog, name string, force 
 	}
 	ns := []string{name}
 	if force {
-		if err := s.dropAll(ctx, c, ns, "tables", mayDrop); err != nil {
+		drops, err := s.contents(ctx, c, ns)
+		if err != nil {
 			return schemaNotFound(err, catalog, name)
 		}
-		if err := s.dropAll(ctx, c, ns, "views", mayDrop); err != nil && !viewsUnsupported(err) {
-			return err
+		for _, d := range drops {
+			if err := mayDrop(d.kind, d.name); err != nil {
+				return err
+			}
+		}
+		for _, d := range drops {
+			err := call(ctx, c, http.MethodDelete, c.NamespacesPath(ns)+"/"+d.kind+"/"+url.PathEscape(d.name), nil, nil)
+			if err != nil && AsError(err).Status != http.StatusNotFound {
+				return err
+			}
 		}
 	}
 	err = call(ctx, c, http.MethodDelete, c.NamespacesPath(ns), nil, nil)
@@ -182,22 +223,26 @@ func (s *Service) DeleteSchema(ctx context.Context, catalog, name string, force 
 	return schemaNotFound(err, catalog, name)
 }
 
-// dropAll drops every table (kind "tables") or view ("views") of ns.
-func (s *Service) dropAll(ctx context.Context, c *translate.Client, ns []string, kind string, mayDrop func(kind, name string) error) error {
-	names, err := listAll(ctx, c, c.NamespacesPath(ns)+"/"+kind)
-	if err != nil {
-		return err
-	}
-	for _, n := range names {
-		if err := mayDrop(kind, n); err != nil {
-			return err
+// drop is one table ("tables") or view ("views") of a namespace.
+type drop struct{ kind, name string }
+
+// contents lists every table and view of ns (no views where the catalog
+// serves none).
+func (s *Service) contents(ctx context.Context, c *translate.Client, ns []string) ([]drop, error) {
+	var out []drop
+	for _, kind := range []string{"tables", "views"} {
+		names, err := listAll(ctx, c, c.NamespacesPath(ns)+"/"+kind)
+		if err != nil {
+			if kind == "views" && viewsUnsupported(err) {
+				break
+			}
+			return nil, err
 		}
-		err := call(ctx, c, http.MethodDelete, c.NamespacesPath(ns)+"/"+kind+"/"+url.PathEscape(n), nil, nil)
-		if err != nil && AsError(err).Status != http.StatusNotFound {
-			return err
+		for _, n := range names {
+			out = append(out, drop{kind, n})
 		}
 	}
-	return nil
+	return out, nil
 }
 
 // viewsUnsupported is a catalog without the view endpoints.
@@ -230,10 +275,11 @@ func listAll(ctx context.Context, c *translate.Client, path string) ([]string, e
 	}
 }
 
-// Tables answers listTables: the schema's tables that have a Delta side,
-// as getTable describes them. Iceberg-only tables are not UC tables
-// (getTable refuses them), so they are left out of the page.
-func (s *Service) Tables(ctx context.Context, catalog, name string, q url.Values) (*ListTablesResponse, error) {
+// Tables answers listTables: the schema's tables that shown keeps and
+// that have a Delta side, as getTable describes them. Iceberg-only tables
+// are not UC tables (getTable refuses them), so they are left out of the
+// page.
+func (s *Service) Tables(ctx context.Context, catalog, name string, q url.Values, shown Shown) (*ListTablesResponse, error) {
 	c, err := s.client(ctx, catalog)
 	if err != nil {
 		return nil, err
@@ -252,8 +298,16 @@ func (s *Service) Tables(ctx context.Context, catalog, name string, q url.Values
 		return nil, schemaNotFound(err, catalog, name)
 	}
 	out := &ListTablesResponse{Tables: []TableInfo{}, NextPageToken: deref(page.Next)}
-	for _, id := range page.Identifiers {
-		info, err := s.Table(ctx, delta.Ref{Catalog: catalog, Namespace: []string{name}, Name: id.Name})
+	names := make([]string, len(page.Identifiers))
+	for i, id := range page.Identifiers {
+		names[i] = id.Name
+	}
+	keep := shown.of(names)
+	for i, table := range names {
+		if i >= len(keep) || !keep[i] {
+			continue
+		}
+		info, err := s.Table(ctx, delta.Ref{Catalog: catalog, Namespace: []string{name}, Name: table})
 		if err != nil {
 			if code := AsError(err).Code; code == UnsupportedTableFormat || code == TableNotFound {
 				continue // not a UC table, or dropped since the listing
@@ -333,6 +387,42 @@ func schemaNotFound(err error, catalog, name string) error {
 	return err
 }
 
+// CatalogPage picks a listCatalogs page from the sorted names of the
+// catalogs the caller may use: the first max_results of them (all for 0
+// or none) after page_token, which is the last name of the previous page;
+// the next token is this page's last name while more follow.
+func CatalogPage(sorted []string, q url.Values) (page []string, next string, err error) {
+	n, err := maxResults(q)
+	if err != nil {
+		return nil, "", err
+	}
+	if t := q.Get("page_token"); t != "" {
+		i, _ := slices.BinarySearch(sorted, t)
+		if i < len(sorted) && sorted[i] == t {
+			i++
+		}
+		sorted = sorted[i:]
+	}
+	if n == 0 || n >= len(sorted) {
+		return sorted, "", nil
+	}
+	return sorted[:n], sorted[n-1], nil
+}
+
+// maxResults reads UC's max_results: 0 (or none) is the server's choice,
+// a negative value an error.
+func maxResults(q url.Values) (int, error) {
+	m := q.Get("max_results")
+	if m == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(m)
+	if err != nil || n < 0 {
+		return 0, Errorf(http.StatusBadRequest, InvalidArgument, "max_results must be a non-negative integer, not %q", m)
+	}
+	return n, nil
+}
+
 // pageQuery turns UC's max_results and page_token into Iceberg's
 // pageSize and pageToken. UC's max_results: 0 is the server's choice, a
 // negative value an error, a larger one capped at max.
@@ -341,14 +431,12 @@ func pageQuery(q url.Values, max int) (string, error) {
 	if t := q.Get("page_token"); t != "" {
 		v.Set("pageToken", t)
 	}
-	if m := q.Get("max_results"); m != "" {
-		n, err := strconv.Atoi(m)
-		if err != nil || n < 0 {
-			return "", Errorf(http.StatusBadRequest, InvalidArgument, "max_results must be a non-negative integer, not %q", m)
-		}
-		if n > 0 {
-			v.Set("pageSize", strconv.Itoa(min(n, max)))
-		}
+	n, err := maxResults(q)
+	if err != nil {
+		return "", err
+	}
+	if n > 0 {
+		v.Set("pageSize", strconv.Itoa(min(n, max)))
 	}
 	if len(v) == 0 {
 		return "", nil
