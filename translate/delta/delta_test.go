@@ -158,6 +158,7 @@ func TestParseCreateBadInput(t *testing.T) {
 			InvalidParameterValue, `property delta.columnMapping.mode=name needs the "columnMapping" table feature (or reader 2 / writer 5)`},
 		{"uniform without location", createReq(func(m map[string]any) { m["uniform"] = map[string]any{"iceberg": map[string]any{}} }), InvalidParameterValue, "uniform.iceberg.metadata-location is required when uniform is given"},
 		{"bad name", createReq(func(m map[string]any) { m["name"] = "a/b" }), InvalidParameterValue, `invalid table name "a/b"`},
+		{"blank name", createReq(func(m map[string]any) { m["name"] = "  " }), InvalidParameterValue, `invalid table name "  "`},
 		{"control character", createReq(func(m map[string]any) { m["name"] = "a\nb" }), InvalidParameterValue, `invalid table name "a\nb"`},
 		{"dotted name", createReq(func(m map[string]any) { m["name"] = "a.b" }), InvalidParameterValue,
 			`table name "a.b" contains a dot: Unity Catalog table names are one level (catalog.schema.table is the full name)`},
@@ -225,6 +226,8 @@ func TestParseSmallBodiesBadInput(t *testing.T) {
 		message string
 	}{
 		{"rename empty", func(b []byte) error { _, e := ParseRename(b); return e }, `{}`, InvalidParameterValue, "new-name is required"},
+		{"rename blank", func(b []byte) error { _, e := ParseRename(b); return e }, `{"new-name":" "}`, InvalidParameterValue, `invalid table name " "`},
+		{"staging blank", func(b []byte) error { _, e := ParseStaging(b); return e }, `{"name":"\t"}`, InvalidParameterValue, `invalid table name "\t"`},
 		{"rename cross-schema", func(b []byte) error { _, e := ParseRename(b); return e }, `{"new-name":"other.t"}`, InvalidParameterValue, `new-name "other.t": renames stay in the same schema; cross-schema moves are not supported`},
 		{"rename not json", func(b []byte) error { _, e := ParseRename(b); return e }, `[`, BadRequest, "malformed request body: unexpected end of JSON input"},
 		{"staging no name", func(b []byte) error { _, e := ParseStaging(b); return e }, `{"name":""}`, InvalidParameterValue, "name is required"},

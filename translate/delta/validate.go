@@ -99,7 +99,7 @@ func (req *CreateTableRequest) validate() error {
 // and dots: Unity Catalog names are single-level (catalog.schema.table is
 // how clients write the full name), as rename already requires.
 func checkName(name string) error {
-	if icerest.NameProblem(name) != "" || strings.Contains(name, "/") {
+	if icerest.NameProblem(name) != "" || strings.Contains(name, "/") || strings.TrimSpace(name) == "" {
 		return invalidParam("invalid table name %q", name)
 	}
 	if strings.Contains(name, ".") {
