@@ -105,6 +105,18 @@ func cols(fields string) json.RawMessage {
 	return json.RawMessage(`{"type":"struct","fields":[` + fields + `]}`)
 }
 
+// delta.feature.<f>=supported for a feature the protocol lists is how Delta
+// writers declare it: accepted, and not stored (it is derived).
+func TestParseCreateDeclaredFeature(t *testing.T) {
+	req, err := ParseCreate(createReq(func(m map[string]any) {
+		m["protocol"] = map[string]any{"min-reader-version": 3, "min-writer-version": 7,
+			"reader-features": []string{"catalogManaged"}, "writer-features": []string{"catalogManaged"}}
+		m["properties"] = map[string]string{"delta.feature.catalogManaged": "supported", "k": "v"}
+	}))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"k": "v"}, req.Properties)
+}
+
 // Bad input for createTable: what comes in and the exact error out.
 func TestParseCreateBadInput(t *testing.T) {
 	for _, tc := range []struct {
@@ -159,6 +171,9 @@ func TestParseCreateBadInput(t *testing.T) {
 		{"uniform without location", createReq(func(m map[string]any) { m["uniform"] = map[string]any{"iceberg": map[string]any{}} }), InvalidParameterValue, "uniform.iceberg.metadata-location is required when uniform is given"},
 		{"bad name", createReq(func(m map[string]any) { m["name"] = "a/b" }), InvalidParameterValue, `invalid table name "a/b"`},
 		{"blank name", createReq(func(m map[string]any) { m["name"] = "  " }), InvalidParameterValue, `invalid table name "  "`},
+		{"feature key the protocol lacks", createReq(func(m map[string]any) {
+			m["properties"] = map[string]string{"delta.feature.catalogManaged": "supported"}
+		}), InvalidParameterValue, `property "delta.feature.catalogManaged"="supported": the protocol does not list feature "catalogManaged" (features are declared in protocol)`},
 		{"control character", createReq(func(m map[string]any) { m["name"] = "a\nb" }), InvalidParameterValue, `invalid table name "a\nb"`},
 		{"dotted name", createReq(func(m map[string]any) { m["name"] = "a.b" }), InvalidParameterValue,
 			`table name "a.b" contains a dot: Unity Catalog table names are one level (catalog.schema.table is the full name)`},

@@ -73,6 +73,9 @@ func (req *CreateTableRequest) validate() error {
 	if err := req.Protocol.validate(); err != nil {
 		return err
 	}
+	if err := dropDeclaredFeatures(req); err != nil {
+		return err
+	}
 	for k := range req.Properties {
 		if err := checkWritableKey(k); err != nil {
 			return err
@@ -386,6 +389,26 @@ func checkDisjoint(req *UpdateTableRequest) error {
 				return badRequest("domain %q is both set and removed", d)
 			}
 		}
+	}
+	return nil
+}
+
+// dropDeclaredFeatures accepts delta.feature.<f>=supported in a create's
+// properties when the protocol lists f: that is how Delta writers spell an
+// enabled feature (Unity Catalog's clients send it), and the key is derived
+// from the protocol, so it is not stored. One naming a feature the protocol
+// lacks is refused as any derived key is.
+func dropDeclaredFeatures(req *CreateTableRequest) error {
+	p := req.Protocol.out()
+	for k, v := range req.Properties {
+		f, ok := strings.CutPrefix(k, "delta.feature.")
+		if !ok {
+			continue
+		}
+		if (v != "supported" && v != "enabled") || !p.supports(f) {
+			return invalidParam("property %q=%q: the protocol does not list feature %q (features are declared in protocol)", k, v, f)
+		}
+		delete(req.Properties, k)
 	}
 	return nil
 }
