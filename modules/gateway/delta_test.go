@@ -341,6 +341,8 @@ func TestDeltaStagingTable(t *testing.T) {
 	require.Equal(t, http.StatusOK, code, "%v", st)
 	id, loc := st["table-id"].(string), st["location"].(string)
 	assert.Equal(t, "MANAGED", st["table-type"])
+	// what data commits need to become Iceberg snapshots (datacommit.go)
+	assert.Equal(t, map[string]any{"delta.enableDeletionVectors": "false", "delta.enableRowTracking": "false"}, st["required-properties"])
 	ok, err := ice.CheckTableExists(ctx, table.Identifier{"sales", "staged"})
 	require.NoError(t, err)
 	assert.False(t, ok, "staging creates nothing")

@@ -297,9 +297,13 @@ func (s *Service) PathCredentials(ctx context.Context, catalog string, ns []stri
 }
 
 // stagingProperties are what lakegate requires of a managed table's
-// writer: no deletion vectors, because its data commits become Iceberg v2
-// snapshots, which cannot reference them (datacommit.go).
+// writer, because its data commits become Iceberg v2 snapshots
+// (datacommit.go): no deletion vectors, which they cannot reference, and
+// no row tracking, whose materialized row-id columns in rewritten files
+// are columns no Iceberg schema holds (PyIceberg refuses to read such
+// files). delta-spark 4.3 turns row tracking on for catalog-managed tables
+// unless the catalog says otherwise.
 func stagingProperties() map[string]*string {
 	off := "false"
-	return map[string]*string{"delta.enableDeletionVectors": &off}
+	return map[string]*string{"delta.enableDeletionVectors": &off, "delta.enableRowTracking": &off}
 }
