@@ -341,13 +341,26 @@ func TestDeltaStagingTable(t *testing.T) {
 	require.Equal(t, http.StatusOK, code, "%v", st)
 	id, loc := st["table-id"].(string), st["location"].(string)
 	assert.Equal(t, "MANAGED", st["table-type"])
+	// Two writers racing to create one name get two locations: a create
+	// finds its staging table by location.
+	code, st2 := call(t, http.MethodPost, base+deltaAPI+"/catalogs/lake/schemas/sales/staging-tables", map[string]any{"name": "staged"})
+	require.Equal(t, http.StatusOK, code, "%v", st2)
+	assert.NotEqual(t, loc, st2["location"])
+	assert.NotEqual(t, id, st2["table-id"])
+	// A create that names another staging table's id is refused.
+	code, out := call(t, http.MethodPost, base+deltaAPI+"/catalogs/lake/schemas/sales/tables", map[string]any{
+		"name": "staged", "location": loc, "table-type": "MANAGED", "columns": json.RawMessage(ordersColumns),
+		"protocol":   map[string]any{"min-reader-version": 1, "min-writer-version": 2},
+		"properties": map[string]string{"io.unitycatalog.tableId": st2["table-id"].(string)}, "last-commit-timestamp-ms": time.Now().UnixMilli(),
+	})
+	assert.Equal(t, http.StatusBadRequest, code, "%v", out)
 	// what data commits need to become Iceberg snapshots (datacommit.go)
 	assert.Equal(t, map[string]any{"delta.enableDeletionVectors": "false", "delta.enableRowTracking": "false"}, st["required-properties"])
 	ok, err := ice.CheckTableExists(ctx, table.Identifier{"sales", "staged"})
 	require.NoError(t, err)
 	assert.False(t, ok, "staging creates nothing")
 
-	code, out := call(t, http.MethodGet, base+deltaAPI+"/staging-tables/"+id+"/credentials", nil)
+	code, out = call(t, http.MethodGet, base+deltaAPI+"/staging-tables/"+id+"/credentials", nil)
 	require.Equal(t, http.StatusOK, code, "%v", out)
 	code, _ = call(t, http.MethodGet, base+deltaAPI+"/staging-tables/123e4567-e89b-12d3-a456-426614174000/credentials", nil)
 	assert.Equal(t, http.StatusNotFound, code)

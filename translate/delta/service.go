@@ -303,6 +303,10 @@ func (s *Service) Create(ctx context.Context, ref Ref, req *CreateTableRequest) 
 	return response(l)
 }
 
+// UCTableIDProperty is where Unity Catalog's clients repeat the staging
+// table's id in a create.
+const UCTableIDProperty = "io.unitycatalog.tableId"
+
 // commitStaged creates a staging table's table with assert-create, keeping
 // the table-id the client was given.
 func (s *Service) commitStaged(ctx context.Context, c *icebergClient, ref Ref, name string, st *Staged,
@@ -310,6 +314,9 @@ func (s *Service) commitStaged(ctx context.Context, c *icebergClient, ref Ref, n
 	if st.Catalog != ref.Catalog || strings.Join(st.Namespace, "\x1f") != strings.Join(ref.Namespace, "\x1f") || st.Name != name {
 		return nil, invalidParam("location %s belongs to staging table %s (%s.%s); create it under that name",
 			st.Location, st.TableID, strings.Join(st.Namespace, "."), st.Name)
+	}
+	if v, ok := props[UCTableIDProperty]; ok && !strings.EqualFold(v, st.TableID) {
+		return nil, invalidParam("property %s=%s does not match the staging table %s at location %s", UCTableIDProperty, v, st.TableID, st.Location)
 	}
 	id, err := parseUUID(st.TableID)
 	if err != nil {

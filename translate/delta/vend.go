@@ -213,7 +213,17 @@ func (s *Service) Stage(ctx context.Context, ref Ref, req *StagingTableRequest) 
 	if err != nil {
 		return nil, err
 	}
-	l, err := c.create(ctx, ref.Namespace, createBody{Name: *req.Name, Schema: iceberg.NewSchema(0), StageCreate: true}, true)
+	// The catalog's default location for the name, made the table's own
+	// with a suffix: two staging tables of one name (two writers racing
+	// to create it) must not share a location, which is how a create
+	// finds its staging table. The second stage-create vends credentials
+	// for that location.
+	l, err := c.create(ctx, ref.Namespace, createBody{Name: *req.Name, Schema: iceberg.NewSchema(0), StageCreate: true}, false)
+	if err != nil {
+		return nil, err
+	}
+	loc := strings.TrimSuffix(l.Metadata.Location(), "/") + "-" + strings.ReplaceAll(uuid.NewString(), "-", "")[:12]
+	l, err = c.create(ctx, ref.Namespace, createBody{Name: *req.Name, Location: loc, Schema: iceberg.NewSchema(0), StageCreate: true}, true)
 	if err != nil {
 		return nil, err
 	}
