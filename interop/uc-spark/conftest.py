@@ -10,6 +10,7 @@ variables every test skips with the reason:
   UC_SPARK_CALLS        the proxy's log (JSON lines), read to name the calls that failed
   UC_SPARK_JARS         Spark's spark.jars (comma-separated): connector + delta-spark 4.3.1
   UC_SPARK_EXTERNAL     the folder the EXTERNAL tables' LOCATIONs are made in
+  UC_SPARK_STATEMENT_TIMEOUT  seconds a statement may take (default 240)
   UC_SPARK_ICEBERG_URI  lakegate's Iceberg REST base (PyIceberg, warehouse = the
                         catalog); empty for unitycatalog, whose Iceberg REST API
                         serves only UniForm tables (these are plain Delta), so
@@ -25,6 +26,7 @@ those tests xfail(strict=True) (see interop/expected_failures.py), keyed by
 import json
 import os
 import sys
+import threading
 import time
 import urllib.request
 
@@ -44,6 +46,11 @@ JARS = os.environ.get("UC_SPARK_JARS", "")
 EXTERNAL = os.environ.get("UC_SPARK_EXTERNAL", "")
 ICEBERG_URI = os.environ.get("UC_SPARK_ICEBERG_URI", "")
 CATALOG, SCHEMA = "unity", "spark"
+# A statement that takes longer fails. Delta retries a commit the catalog
+# answers with a status it takes for transient (a 5xx, e.g. lakegate's 501
+# for add-commit without UniForm) for many minutes: 16 attempts of 3 HTTP
+# tries with backoff up to 60 s, and then the whole commit again.
+STATEMENT_TIMEOUT = int(os.environ.get("UC_SPARK_STATEMENT_TIMEOUT", "240"))
 UC = "/api/2.1/unity-catalog"
 
 
@@ -152,19 +159,39 @@ def java_error(e):
 
 @pytest.fixture
 def sql(spark, request):
-    """sql(statement) -> rows as dicts; a failure raises StatementFailed with
-    the first line of Spark's error and the UC calls that failed."""
+    """sql(statement) -> rows as dicts. A failure raises StatementFailed with
+    Spark's error and the UC calls of this test that got an error status; a
+    statement still running after STATEMENT_TIMEOUT fails too (Spark goes
+    on with it in the background)."""
 
     def run(statement):
-        try:
-            return [r.asDict() for r in spark.sql(statement).collect()]
-        except Exception as e:  # noqa: BLE001  (re-raised with the calls)
-            first = java_error(e) or (str(e).strip().splitlines() or [repr(e)])[0]
-            failed = failed_calls(getattr(request.node, "uc_label", ""))
-            msg = f"{statement}\n  Spark: {type(e).__name__}: {first[:2000]}"
+        label = getattr(request.node, "uc_label", "")
+        done, box = threading.Event(), {}
+
+        def work():
+            try:
+                box["rows"] = [r.asDict() for r in spark.sql(statement).collect()]
+            except Exception as e:  # noqa: BLE001  (handed to the test's thread)
+                box["error"] = e
+            finally:
+                done.set()
+
+        threading.Thread(target=work, daemon=True, name="uc-spark-statement").start()
+        if not done.wait(STATEMENT_TIMEOUT):
+            failed = failed_calls(label)
+            msg = f"{statement}\n  timed out after {STATEMENT_TIMEOUT}s (UC_SPARK_STATEMENT_TIMEOUT)"
             if failed:
-                msg += "\n  UC calls that failed:\n    " + "\n    ".join(failed)
-            raise StatementFailed(msg) from None
+                msg += f"\n  UC calls that failed ({len(failed)}), the last ones:\n    " + "\n    ".join(failed[-3:])
+            raise StatementFailed(msg)
+        if "error" not in box:
+            return box["rows"]
+        e = box["error"]
+        first = java_error(e) or (str(e).strip().splitlines() or [repr(e)])[0]
+        msg = f"{statement}\n  Spark: {type(e).__name__}: {first[:2000]}"
+        failed = failed_calls(label)
+        if failed:
+            msg += "\n  UC calls that failed:\n    " + "\n    ".join(failed)
+        raise StatementFailed(msg)
 
     return run
 
