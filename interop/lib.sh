@@ -8,7 +8,8 @@
 #   base+83  lakegate, examples/nessie in front of Nessie
 #   base+84  lakegate, examples/policy (identity + roles) in front of the reference server
 #   base+85  lakegate, interop/sharing; base+86 interop/uc; base+87 interop/sharing-spark
-#   base+88  lakegate, interop/uc-spark; base+89 its recording proxy (ucproxy.py)
+#   base+88  lakegate, interop/uc-spark; base+89 its recording proxy (ucproxy.py),
+#            and interop/uc-sdk's lakegate (the suites run one after the other)
 #   base+90  Iceberg's reference REST server (RESTCatalogServer, JDBC on SQLite)
 #   base+91  Unity Catalog's own server (interop/uc-spark): base+91 its URL transcoder,
 #            base+92 its HTTP API; base+93 the recording proxy in front of it
