@@ -84,7 +84,8 @@ func TestDeltaDataCommitsBecomeIcebergSnapshots(t *testing.T) {
 	} {
 		c := stagedCommit(t, dir, 3, line)
 		code, out = call(t, http.MethodPost, tables+"/events", dataCommit(id, c, 3, 2))
-		assert.Equal(t, http.StatusNotImplemented, code, "%s: %v", name, out)
+		assert.Equal(t, http.StatusBadRequest, code, "%s: %v", name, out)
+		assert.Contains(t, errMessage(out), "cannot ratify this commit as an Iceberg snapshot", name)
 	}
 	for name, line := range map[string]string{
 		"outside the table":  `{"add":{"path":"../elsewhere/x.parquet","partitionValues":{"region":"eu"},"size":10,"modificationTime":1,"dataChange":true,"stats":"{\"numRecords\":1}"}}`,

@@ -34,10 +34,18 @@ import (
 // Delta version has.
 //
 // What cannot be expressed that way is refused before anything changes,
-// with 501: deletion vectors (Iceberg v2 has no equivalent without
+// with 400 (untranslatable): deletion vectors (Iceberg v2 has no equivalent without
 // rewriting files), partition values of types lakegate does not parse, add
 // actions without a record count, column mapping whose ids differ from the
 // Iceberg field ids (Iceberg readers match Parquet columns by id).
+
+// untranslatable refuses a data commit lakegate cannot ratify as an
+// Iceberg snapshot. It is a 400, not the spec's 501: delta-spark retries a
+// 5xx answer to add-commit without end (seen: 90 identical commits in 13
+// minutes), while a 400 ends the statement with this message.
+func untranslatable(format string, args ...any) *Error {
+	return invalidParam("lakegate cannot ratify this commit as an Iceberg snapshot: "+format, args...)
+}
 
 // maxCommitFile caps the commit file lakegate reads (a commit of some
 // hundred thousand files).
@@ -142,7 +150,7 @@ func (s *Service) tableIO(ref Ref, l *loaded) (func(context.Context) (iceio.IO, 
 // add-commit states.
 func readCommitFile(ctx context.Context, fsF func(context.Context) (iceio.IO, error), path string, size *int64) ([]byte, error) {
 	if size != nil && *size > maxCommitFile {
-		return nil, notImplemented("commit file of %d bytes: lakegate reads commit files up to %d bytes", *size, maxCommitFile)
+		return nil, untranslatable("commit file of %d bytes: lakegate reads commit files up to %d bytes", *size, maxCommitFile)
 	}
 	fs, err := fsF(ctx)
 	if err != nil {
@@ -198,7 +206,7 @@ type fileTranslator struct {
 func (t fileTranslator) dataFile(a *fileAction, add bool) (iceberg.DataFile, error) {
 	if len(a.DeletionVector) > 0 && string(a.DeletionVector) != "null" {
 		if add {
-			return nil, notImplemented("add action with a deletion vector (%s): lakegate keeps Delta tables as Iceberg v2 tables, "+
+			return nil, untranslatable("add action with a deletion vector (%s): lakegate keeps Delta tables as Iceberg v2 tables, "+
 				"which cannot reference Delta deletion vectors; write with delta.enableDeletionVectors=false", a.Path)
 		}
 	}
@@ -255,7 +263,7 @@ func numRecords(a *fileAction) (int64, error) {
 		}
 	}
 	if st.NumRecords == nil || *st.NumRecords < 0 {
-		return 0, notImplemented("add action for %s without stats.numRecords: Iceberg data files need a record count; "+
+		return 0, untranslatable("add action for %s without stats.numRecords: Iceberg data files need a record count; "+
 			"write with Delta statistics on (the default)", a.Path)
 	}
 	return *st.NumRecords, nil
@@ -270,7 +278,7 @@ func (t fileTranslator) partition(values map[string]*string, path string) (map[i
 	for _, pf := range spec.Fields() {
 		col, ok := sch.FindFieldByID(pf.SourceIDs[0])
 		if _, ident := pf.Transform.(iceberg.IdentityTransform); !ok || !ident {
-			return nil, notImplemented("partition field %s is not an identity column: Delta data commits need identity partitioning", pf.Name)
+			return nil, untranslatable("partition field %s is not an identity column: Delta data commits need identity partitioning", pf.Name)
 		}
 		raw, ok := values[col.Name]
 		if !ok {
@@ -320,7 +328,7 @@ func partitionValue(s string, t iceberg.Type) (any, error) {
 		}
 		return iceberg.Decimal{Val: n, Scale: t.Scale()}, nil
 	}
-	return nil, notImplemented("partition values of type %s are not translated", t)
+	return nil, untranslatable("partition values of type %s are not translated", t)
 }
 
 // commit applies the file changes as one Iceberg snapshot, after the other
@@ -398,20 +406,20 @@ func sameIDs(cols []schema.StructField, fields []iceberg.NestedField, path strin
 		f, ok := findField(fields, c.Name)
 		id, _ := c.Metadata[schema.MetaColumnMappingID].(int64)
 		if !ok || int64(f.ID) != id {
-			return notImplemented("column %s%s has Delta column mapping id %d and Iceberg field id %d: Iceberg readers would "+
+			return untranslatable("column %s%s has Delta column mapping id %d and Iceberg field id %d: Iceberg readers would "+
 				"not find its data; lakegate translates data commits of column-mapped tables only when the ids agree", path, c.Name, id, f.ID)
 		}
 		switch t := c.Type.(type) {
 		case schema.StructType:
 			st, _ := f.Type.(*iceberg.StructType)
 			if st == nil {
-				return notImplemented("column %s%s: struct in Delta, not in Iceberg", path, c.Name)
+				return untranslatable("column %s%s: struct in Delta, not in Iceberg", path, c.Name)
 			}
 			if err := sameIDs(t.Fields, st.FieldList, path+c.Name+"."); err != nil {
 				return err
 			}
 		case schema.ArrayType, schema.MapType:
-			return notImplemented("column %s%s: data commits of column-mapped tables with array or map columns are not translated", path, c.Name)
+			return untranslatable("column %s%s: data commits of column-mapped tables with array or map columns are not translated", path, c.Name)
 		}
 	}
 	return nil
