@@ -443,13 +443,17 @@ func TestRootCaddyfileUnknownPathIs404(t *testing.T) {
 	startCaddy(t, cfg)
 	base := "http://" + addr
 	get(t, base+"/v1/config") // wait for the listener
-	for _, path := range []string{"/", "/v2/config", "/api/2.1/unity-catalog/tables", "/favicon.ico"} {
+	for _, path := range []string{"/", "/v2/config", "/api/2.0/unity-catalog/tables", "/favicon.ico"} {
 		status, body := do(t, http.MethodGet, base+path, "", "", nil)
 		assert.Equal(t, http.StatusNotFound, status, path)
 		assert.Equal(t, "NotFoundException", errorType(body), "%s: %s", path, body)
 		assert.Contains(t, string(body), "no such endpoint: GET "+path)
 	}
-	status, body := do(t, http.MethodHead, base+"/nothing", "", "", nil)
+	// Below /api/2.1/unity-catalog/ lakegate_delta answers, in UC's model.
+	status, body := do(t, http.MethodGet, base+"/api/2.1/unity-catalog/volumes", "", "", nil)
+	assert.Equal(t, http.StatusNotFound, status)
+	assert.Contains(t, string(body), `"error_code":"NOT_FOUND"`)
+	status, body = do(t, http.MethodHead, base+"/nothing", "", "", nil)
 	assert.Equal(t, http.StatusNotFound, status)
 	assert.Empty(t, body, "a HEAD answer has no body")
 
