@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -80,6 +81,22 @@ func (c *CatalogConfig) Prefix() string {
 		return p
 	}
 	return c.Defaults["prefix"]
+}
+
+// Unlisted tells whether op is a write the backend's /v1/config says it
+// does not serve: the backend lists endpoints and op's is not among them.
+// Such a write is refused before it is sent, as the spec's clients refuse
+// it themselves: a backend reached anyway answers from its router (Unity
+// Catalog's read-only endpoint: a text 405, or a 404 that a client takes
+// for "no such namespace" or "no such table"). Reads are sent all the
+// same (a listing may leave out what the backend still serves, as Unity
+// Catalog's HEAD of a namespace), and a backend that lists no endpoints
+// (Nessie) serves the spec's defaults.
+func (c *CatalogConfig) Unlisted(op string) bool {
+	if len(c.Endpoints) == 0 || !icerest.IsMutation(op) {
+		return false
+	}
+	return !slices.Contains(c.Endpoints, icerest.Endpoints[op])
 }
 
 // Separator is the backend's namespace separator, escaped as in config

@@ -204,6 +204,13 @@ func (b *Remote) Serve(w http.ResponseWriter, r *http.Request, rt icerest.Route)
 		WriteError(w, r, err, icerest.OpGetConfig)
 		return
 	}
+	if cc.Unlisted(rt.Operation) {
+		// Nothing was sent, so nothing was applied: a definite 501.
+		icerest.WriteError(w, r, icerest.Errorf(http.StatusNotImplemented, icerest.UnsupportedOperation,
+			"catalog %q does not serve %s: its backend's /v1/config does not list %q", b.name, rt.Operation,
+			icerest.Endpoints[rt.Operation]))
+		return
+	}
 	out, body, rerr := b.outbound(r, rt, cc)
 	if rerr != nil {
 		icerest.WriteError(w, r, rerr)

@@ -982,3 +982,82 @@ func TestRemoteErrorsCarryNoSecrets(t *testing.T) {
 		assert.Contains(t, string(a.Body), "[redacted]", "%s", a.Body)
 	}
 }
+
+// A write the backend's /v1/config does not list is refused with a 501
+// UnsupportedOperationException and never sent. Unity Catalog OSS's
+// Iceberg endpoint lists only reads, and its router answers a write with
+// a text/plain 405 (which reached the client as type "HTTP405") or, for
+// paths it has no route for, a 404 (which clients take for "no such
+// namespace" or "no such table" although it exists). Reads it does not
+// list (HEAD of a namespace) are still sent, and a backend that lists no
+// endpoints gets every write.
+func TestRemoteRefusesWritesTheBackendDoesNotList(t *testing.T) {
+	t.Parallel()
+	// Unity Catalog's /v1/config?warehouse=unity at c9ed6b14.
+	const ucConfig = `{"defaults":{},"overrides":{"prefix":"catalogs/unity"},"endpoints":[` +
+		`"GET /v1/{prefix}/namespaces","GET /v1/{prefix}/namespaces/{namespace}",` +
+		`"HEAD /v1/{prefix}/namespaces/{namespace}/tables/{table}",` +
+		`"GET /v1/{prefix}/namespaces/{namespace}/tables/{table}",` +
+		`"GET /v1/{prefix}/namespaces/{namespace}/views/{view}",` +
+		`"POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics",` +
+		`"GET /v1/{prefix}/namespaces/{namespace}/tables"]}`
+	var mu sync.Mutex
+	var seen []string
+	uc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/config" {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, ucConfig)
+			return
+		}
+		mu.Lock()
+		seen = append(seen, r.Method+" "+r.URL.Path)
+		mu.Unlock()
+		switch r.Method {
+		case http.MethodGet, http.MethodHead:
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, anyOKBody)
+		default: // Armeria's answer to a method its routes lack
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			_, _ = io.WriteString(w, "Status: 405\nDescription: Method Not Allowed\n")
+		}
+	}))
+	t.Cleanup(uc.Close)
+	gw := gateway(t, uc.URL, nil)
+
+	writes := []struct{ method, path, body, op string }{
+		{"POST", "/v1/gw/namespaces", `{"namespace":["x"]}`, "createNamespace"},
+		{"DELETE", "/v1/gw/namespaces/db", "", "dropNamespace"},
+		{"POST", "/v1/gw/namespaces/db/properties", `{"updates":{"a":"b"}}`, "updateProperties"},
+		{"POST", "/v1/gw/namespaces/db/tables", `{"name":"t","schema":{"type":"struct","fields":[]}}`, "createTable"},
+		{"POST", "/v1/gw/namespaces/db/register", `{"name":"t","metadata-location":"s3://b/m.json"}`, "registerTable"},
+		{"POST", loadTablePath, commitBody, "updateTable"},
+		{"DELETE", loadTablePath, "", "dropTable"},
+		{"POST", "/v1/gw/tables/rename", `{"source":{"namespace":["db"],"name":"t"},"destination":{"namespace":["db"],"name":"u"}}`, "renameTable"},
+		{"POST", commitTxPath, commitTxBody, "commitTransaction"},
+		{"POST", "/v1/gw/namespaces/db/views", `{"name":"v","schema":{"type":"struct","fields":[]},"view-version":{"version-id":1,"timestamp-ms":1,"schema-id":0,"summary":{},"representations":[],"default-namespace":[]},"properties":{}}`, "createView"},
+	}
+	for _, wr := range writes {
+		a := call(t, wr.method, gw+wr.path, wr.body)
+		wantError(t, a, http.StatusNotImplemented, icerest.UnsupportedOperation)
+		assert.Contains(t, a.Err.Message, wr.op, "%s %s", wr.method, wr.path)
+		assert.NotContains(t, a.Err.Message, uc.URL, "the backend's address is the operator's")
+	}
+	mu.Lock()
+	assert.Empty(t, seen, "a write the backend does not list reached it")
+	mu.Unlock()
+
+	// Reads, listed or not, are sent.
+	assert.Equal(t, http.StatusOK, call(t, "GET", gw+loadTablePath, "").Status)
+	assert.Equal(t, http.StatusOK, call(t, "HEAD", gw+"/v1/gw/namespaces/db", "").Status)
+	mu.Lock()
+	assert.Equal(t, []string{"GET /v1/catalogs/unity/namespaces/db/tables/t", "HEAD /v1/catalogs/unity/namespaces/db"}, seen)
+	mu.Unlock()
+
+	// A backend that lists no endpoints gets the write.
+	rec := newRecorder(t, nil)
+	a := call(t, "POST", gateway(t, rec.srv.URL, nil)+"/v1/gw/namespaces", `{"namespace":["x"]}`)
+	assert.Equal(t, http.StatusOK, a.Status, "%s", a.Body)
+	paths, _ := rec.take()
+	assert.Equal(t, []string{"/v1/up/namespaces"}, paths)
+}
