@@ -17,11 +17,12 @@
 # Prints per target, what each side answered the writes (findings.md),
 # then one line:
 #   uc-backend/lakegate: N passed, N failed, N skipped
-# or, when Unity Catalog's server is neither built nor buildable here,
-#   uc-backend: not run (<why and what to do>)
+# or, when Unity Catalog's server is not built and its source tarball is
+# missing (build.sh prints the command that makes it),
+#   uc-backend: not run (no Unity Catalog source: ...)
 # and exits 0 (the source is on no registry this machine reaches). Exits
 # non-zero on a failure not in expected-failures.txt, and when it could not
-# run otherwise.
+# run otherwise ("uc-backend: not run (<why>)").
 # Logs: $INTEROP_WORK/uc-backend.log (lakegate), $INTEROP_WORK/uc-backend/
 # (ucserver/server.log, seed.log, pytest output, JUnit XML, findings).
 set -uo pipefail
@@ -47,32 +48,18 @@ not_run() {
 	report "uc-backend: not run ($*)"
 }
 
-# Unity Catalog's server: the cached build, else interop/uc-spark/build.sh
-# (which builds it with the Spark connector, and exits 3 without the
-# source tarball).
-UC_OUT=$INTEROP_CACHE/uc-spark-${UC_COMMIT:0:12}
-if [ ! -e "$UC_OUT/.complete" ]; then
-	if [ ! -x "$HERE/../uc-spark/build.sh" ]; then
-		cat >&2 <<MSG
-uc-backend: no Unity Catalog server build: $UC_OUT/.complete is missing, and
-  interop/uc-spark/build.sh, which makes it, is not in this checkout. Run that
-  script from a checkout that has it (it needs the source tarball
-  $INTEROP_CACHE/unitycatalog-src-$UC_COMMIT.tar.gz; it prints how to make it).
-MSG
-		not_run "no Unity Catalog server build in \$INTEROP_CACHE/uc-spark-${UC_COMMIT:0:12} and no interop/uc-spark/build.sh to make it; see the message above"
-		exit 0
-	fi
-	echo "uc-backend: building Unity Catalog's server (interop/uc-spark/build.sh)" >&2
-	UC_OUT=$(UC_COMMIT=$UC_COMMIT UC_JAVA=$UC_JAVA "$HERE/../uc-spark/build.sh")
-	brc=$?
-	if [ $brc -eq 3 ]; then
-		# build.sh said how to provide the source.
-		not_run "no Unity Catalog source: \$INTEROP_CACHE/unitycatalog-src-$UC_COMMIT.tar.gz is missing; see the message above"
-		exit 0
-	elif [ $brc -ne 0 ]; then
-		not_run "Unity Catalog's server did not build, see $INTEROP_WORK/uc-spark/sbt.log"
-		exit 1
-	fi
+# Unity Catalog's server: the uc-spark suite's build (cached per commit;
+# build.sh builds it, with UC's Spark connector, when it is missing, and
+# exits 3, having said how to make it, when the source tarball is missing).
+echo "uc-backend: Unity Catalog's server (interop/uc-spark/build.sh)" >&2
+UC_OUT=$(UC_COMMIT=$UC_COMMIT UC_JAVA=$UC_JAVA "$HERE/../uc-spark/build.sh")
+brc=$?
+if [ $brc -eq 3 ]; then
+	not_run "no Unity Catalog source: \$INTEROP_CACHE/unitycatalog-src-$UC_COMMIT.tar.gz is missing; see the message above"
+	exit 0
+elif [ $brc -ne 0 ] || [ ! -d "$UC_OUT/server/lib" ]; then
+	not_run "Unity Catalog's server did not build, see $INTEROP_WORK/uc-spark/sbt.log"
+	exit 1
 fi
 if ! "$UC_JAVA" -version >/dev/null 2>&1; then
 	not_run "no java ($UC_JAVA) to run Unity Catalog's server"
