@@ -448,29 +448,27 @@ func hasDataCommit(req *UpdateTableRequest) bool {
 func (dc *dataCommit) changesFiles() bool { return len(dc.adds)+len(dc.removes) > 0 }
 
 // dataUpdates are what a data commit adds to the request's own updates:
-// the name mapping of the schema the table has after them, so files
+// the name mapping of next, the schema the table has after them, so files
 // written without field ids are read by name. It refuses a column-mapped
 // table whose ids differ from Iceberg's.
-func dataUpdates(m table.Metadata, by map[string]*Update) ([]table.Update, error) {
+func dataUpdates(m table.Metadata, next *iceberg.Schema, by map[string]*Update) ([]table.Update, error) {
 	props := maps.Clone(map[string]string(m.Properties()))
 	if u := by[ActSetProperties]; u != nil {
 		maps.Copy(props, u.properties)
 	}
-	s := m.CurrentSchema()
-	cols, err := toDelta(s, props)
-	if err != nil {
-		return nil, Errorf(http.StatusBadRequest, UnsupportedTableFormat, "the table's Iceberg schema has no Delta equivalent: %v", err)
-	}
+	var cols schema.StructType
 	if u := by[ActSetColumns]; u != nil {
-		if s, err = evolve(s, m.LastColumnID(), u.columns, props, hasData(m)); err != nil {
-			return nil, err
-		}
 		cols = u.columns
+	} else {
+		var err error
+		if cols, err = toDelta(next, props); err != nil {
+			return nil, Errorf(http.StatusBadRequest, UnsupportedTableFormat, "the table's Iceberg schema has no Delta equivalent: %v", err)
+		}
 	}
-	if err := checkColumnIDs(cols, s, props); err != nil {
+	if err := checkColumnIDs(cols, next, props); err != nil {
 		return nil, err
 	}
-	nm, err := nameMapping(s)
+	nm, err := nameMapping(next)
 	if err != nil {
 		return nil, err
 	}

@@ -83,10 +83,10 @@ func (s *Service) Update(ctx context.Context, ref Ref, req *UpdateTableRequest) 
 			return nil, err
 		}
 	}
-	ups, err := translateUpdates(l.Metadata, byAction)
+	ups, next, err := translateUpdates(l.Metadata, byAction)
 	if err == nil && data != nil {
 		var more []table.Update
-		more, err = dataUpdates(l.Metadata, byAction)
+		more, err = dataUpdates(l.Metadata, next, byAction)
 		ups = append(ups, more...)
 	}
 	if err != nil {
@@ -219,8 +219,9 @@ func commitRequirements(m table.Metadata) []table.Requirement {
 	}
 }
 
-// translateUpdates turns Delta updates into Iceberg ones, in order.
-func translateUpdates(m table.Metadata, by map[string]*Update) ([]table.Update, error) {
+// translateUpdates turns Delta updates into Iceberg ones, in order, and
+// returns the schema the table has after them.
+func translateUpdates(m table.Metadata, by map[string]*Update) ([]table.Update, *iceberg.Schema, error) {
 	set, remove := map[string]string{}, []string{}
 	var ups []table.Update
 	cur := m.CurrentSchema()
@@ -236,13 +237,13 @@ func translateUpdates(m table.Metadata, by map[string]*Update) ([]table.Update, 
 		case ActSetColumns:
 			s, more, err := setColumns(m, u.columns, set, &remove)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			cur, ups = s, append(ups, more...)
 		case ActSetPartitionColumns:
 			more, err := setPartitionColumns(m, cur, u.PartitionColumns)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			ups = append(ups, more...)
 		case ActSetProperties:
@@ -260,7 +261,7 @@ func translateUpdates(m table.Metadata, by map[string]*Update) ([]table.Update, 
 		case ActSetDomainMetadata:
 			dp, err := domainProps(u.domains)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			for k, v := range dp {
 				set[k] = v
@@ -299,7 +300,7 @@ func translateUpdates(m table.Metadata, by map[string]*Update) ([]table.Update, 
 			}
 		}
 	}
-	return appendProps(ups, m, set, remove), nil
+	return appendProps(ups, m, set, remove), cur, nil
 }
 
 // metadataActions are the updates that change what a Delta commit's

@@ -71,7 +71,7 @@ func TestAddCommitLastCommitVersion(t *testing.T) {
 		{"partitioning", `,{"action":"set-partition-columns","partition-columns":["id"]}`, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ups, err := translateUpdates(m, parseUpdates(t, `[`+commit+tc.with+`]`))
+			ups, _, err := translateUpdates(m, parseUpdates(t, `[`+commit+tc.with+`]`))
 			require.NoError(t, err)
 			set := setProps(t, ups)
 			assert.Equal(t, "4", set[PropLatestVersion], "every ratified commit is the latest version")
