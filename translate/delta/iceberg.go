@@ -83,6 +83,13 @@ func (c *icebergClient) do(ctx context.Context, method, path string, body, out a
 	return nil
 }
 
+// Call sends one request on c as the Delta translator sends its own, for
+// translators of UC's other APIs: a non-2xx answer becomes a Delta-model
+// error, a 2xx body is decoded into out when out is not nil.
+func Call(ctx context.Context, c *translate.Client, method, path string, body, out any) error {
+	return (&icebergClient{c}).do(ctx, method, path, body, out, nil)
+}
+
 // loaded is a LoadTableResult with its metadata parsed.
 type loaded struct {
 	translate.LoadResult

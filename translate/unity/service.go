@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"maps"
 	"net/http"
 	"net/url"
@@ -12,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/lakegate/lakegate/caller"
 	"github.com/lakegate/lakegate/translate"
 	"github.com/lakegate/lakegate/translate/delta"
 	"github.com/lakegate/lakegate/upstream/icerest"
@@ -347,36 +345,11 @@ func (s *Service) client(ctx context.Context, catalog string) (*translate.Client
 	return nil, Errorf(http.StatusBadGateway, Internal, "catalog %q: %v", catalog, err)
 }
 
-// call sends one Iceberg request; an error answer becomes a Delta-model
-// error (AsError turns it into UC's), a 2xx body is decoded into out.
+// call sends one Iceberg request as the Delta translator does (the
+// client's own credentials, the upstream error kept); AsError turns its
+// errors into UC's.
 func call(ctx context.Context, c *translate.Client, method, path string, body, out any) error {
-	var raw []byte
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return fmt.Errorf("encoding %s %s: %w", method, path, err)
-		}
-		raw = b
-	}
-	header := http.Header{"Content-Type": {"application/json"}}
-	// The client's own credentials, for backends that pass them through.
-	if a := caller.From(ctx).Authorization; a != "" {
-		header.Set("Authorization", a)
-	}
-	resp, err := c.Do(ctx, method, path, raw, header)
-	if err != nil {
-		return Errorf(http.StatusBadGateway, Internal, "catalog %q: %v", c.Catalog, err)
-	}
-	if resp.Status >= 300 {
-		return delta.FromIceberg(resp.Status, resp.Body)
-	}
-	if out == nil || len(resp.Body) == 0 {
-		return nil
-	}
-	if err := json.Unmarshal(resp.Body, out); err != nil {
-		return Errorf(http.StatusBadGateway, Internal, "catalog %q: malformed answer to %s: %v", c.Catalog, method, err)
-	}
-	return nil
+	return delta.Call(ctx, c, method, path, body, out)
 }
 
 // schemaNotFound names the schema in a namespace-not-found answer.
