@@ -17,6 +17,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/apache/iceberg-go/table"
+
 	"github.com/lakegate/lakegate/cache/redistest"
 	"github.com/lakegate/lakegate/upstream/embedded"
 	"github.com/lakegate/lakegate/upstream/embedded/embeddedtest"
@@ -355,4 +357,57 @@ func TestHostileBackendAnswers(t *testing.T) {
 		assert.Equal(t, http.StatusOK, a.status, "another caller's read was turned away: %s", a.body)
 		assert.NotEqual(t, "stale", a.how())
 	})
+}
+
+// A Delta data commit against the worst backend: the catalog takes longer
+// than the gateway's write timeout and applies the commit after the
+// gateway gave up. The client (delta-spark retries) sends the same
+// add-commit again; it must land exactly once: one Iceberg snapshot, the
+// rows once, one applied commit at the catalog.
+func TestDeltaDataCommitExactlyOnceAgainstASlowBackend(t *testing.T) {
+	cat, err := embedded.Open(context.Background(), embeddedtest.Config(t, embedded.SQLite), nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cat.Close() })
+	p := &faultyProxy{backend: newLoopbackServer(t, cat)}
+	name := uniqueName("slowdelta")
+	lake := map[string]any{"name": name, "idempotency": map[string]any{},
+		"remote": map[string]any{"url": newLoopbackServer(t, p), "write_timeout": int64(time.Second)}}
+	app := map[string]any{"redis": redistest.URL(t), "catalogs": []any{lake}}
+	addr := freeAddr(t)
+	base := runReplica(t, addr, caddyJSONHandlers(t, addr, app,
+		map[string]any{"handler": "lakegate_delta"}, map[string]any{"handler": "lakegate_iceberg"}))
+	status, body, _ := post(t, base+"/v1/"+name+"/namespaces", "", `{"namespace":["sales"]}`)
+	require.Equal(t, http.StatusOK, status, body)
+
+	tables := base + deltaAPI + "/catalogs/" + name + "/schemas/sales/tables"
+	code, st := call(t, http.MethodPost, base+deltaAPI+"/catalogs/"+name+"/schemas/sales/staging-tables", map[string]any{"name": "events"})
+	require.Equal(t, http.StatusOK, code, "%v", st)
+	loc, id := st["location"].(string), st["table-id"].(string)
+	code, out := call(t, http.MethodPost, tables, map[string]any{
+		"name": "events", "location": loc, "table-type": "MANAGED",
+		"columns":           json.RawMessage(`{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}},{"name":"region","type":"string","nullable":true,"metadata":{}}]}`),
+		"partition-columns": []string{"region"},
+		"protocol":          map[string]any{"min-reader-version": 1, "min-writer-version": 2},
+		"properties":        map[string]string{}, "last-commit-timestamp-ms": time.Now().UnixMilli(),
+	})
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	applied := p.applied.Load() // the create's assert-create commit
+	dir := strings.TrimPrefix(loc, "file://")
+	a := writeIDs(t, dir, "region=eu/part-slow.parquet", 1, 2, 3)
+	commit := dataCommit(id, stagedCommit(t, dir, 1, addLine(a, "eu", 3)), 1, 0)
+
+	landed := p.holdNextCommit(3 * time.Second)
+	code, out = call(t, http.MethodPost, tables+"/events", commit)
+	assert.GreaterOrEqual(t, code, 500, "the gateway gave up before the catalog answered: %v", out)
+	<-landed
+	code, out = call(t, http.MethodPost, tables+"/events", commit)
+	require.Equal(t, http.StatusOK, code, "the retry: %v", out)
+	assert.EqualValues(t, 1, out["latest-table-version"])
+
+	assert.Equal(t, applied+1, p.applied.Load(), "the catalog applied the data commit once")
+	ice := gatewayClient(t, base, name)
+	assert.Equal(t, map[int64]string{1: "eu", 2: "eu", 3: "eu"}, icebergRows(t, ice, "events"))
+	tbl, err := ice.LoadTable(context.Background(), table.Identifier{"sales", "events"})
+	require.NoError(t, err)
+	assert.Len(t, tbl.Metadata().Snapshots(), 1, "one snapshot for one Delta version")
 }

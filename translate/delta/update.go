@@ -2,6 +2,7 @@ package delta
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -322,6 +323,9 @@ func changesMetadata(by map[string]*Update) bool {
 
 // appendProps adds the property changes, removing only keys present.
 func appendProps(ups []table.Update, m table.Metadata, set map[string]string, remove []string) []table.Update {
+	// A key already at its value is no change: a retried request (the
+	// same set-latest-backfilled-version again) commits nothing.
+	maps.DeleteFunc(set, func(k, v string) bool { cur, ok := m.Properties()[k]; return ok && cur == v })
 	if len(set) > 0 {
 		ups = append(ups, table.NewSetPropertiesUpdate(set))
 	}
