@@ -208,7 +208,7 @@ func TestTracingSpanPerLayer(t *testing.T) {
 	// (tableExists answers for Delta tables only, so it loads the table.)
 	tables := base + "/api/2.1/unity-catalog/delta/v1/catalogs/" + name + "/schemas/ns/tables"
 	traced(http.MethodPost, tables, `{"name":"dt","location":"file://`+filepath.Join(cfg.Warehouse, "dt")+`","table-type":"EXTERNAL",`+
-		`"columns":{"type":"struct","fields":[]},"protocol":{"min-reader-version":1,"min-writer-version":2},"properties":{},"last-commit-timestamp-ms":1}`)
+		`"columns":{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}}]},"protocol":{"min-reader-version":1,"min-writer-version":2},"properties":{},"last-commit-timestamp-ms":1}`)
 	existsID := traced(http.MethodHead, tables+"/dt", "")
 	exists := chain(existsID, "lakegate.delta", "lakegate.policy", "lakegate.translate", "lakegate.cache", "lakegate.backend")
 	assert.Equal(t, "tableExists", attr(exists[1], "lakegate.operation"))

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -671,9 +672,21 @@ func TestUnityCreateExternalTable(t *testing.T) {
 	code, loaded := call(t, http.MethodGet, base+deltaAPI+"/catalogs/lake/schemas/sales/tables/ext", nil)
 	require.Equal(t, http.StatusOK, code, "%v", loaded)
 	assert.Equal(t, info["table_id"], meta(loaded)["table-uuid"])
+	// The engine's log holds the versions; the catalog was told none.
+	assert.NotContains(t, loaded, "latest-table-version")
+	assert.NotContains(t, meta(loaded), "last-commit-version")
 
 	code, out = ucCall(t, http.MethodPost, base+unityAPI+"/tables", "", body)
 	ucError(t, code, out, http.StatusBadRequest, "TABLE_ALREADY_EXISTS")
+
+	// The UC Spark connector registers a LOCATION table with no columns
+	// (they are in its log); the Delta API's own create needs one.
+	noCols := maps.Clone(body)
+	noCols["name"], noCols["columns"], noCols["storage_location"] = "bare", []any{}, "file:"+filepath.Join(dir, "bare")
+	code, info = ucCall(t, http.MethodPost, base+unityAPI+"/tables", "", noCols)
+	require.Equal(t, http.StatusOK, code, "%v", info)
+	code, out = createEvents(t, base, dir, "nocols", map[string]any{"columns": map[string]any{"type": "struct", "fields": []any{}}})
+	require.Equal(t, http.StatusBadRequest, code, "%v", out)
 	body["storage_location"] = "file:///elsewhere/ext2"
 	body["name"] = "ext2"
 	code, out = ucCall(t, http.MethodPost, base+unityAPI+"/tables", "", body)

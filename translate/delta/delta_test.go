@@ -150,6 +150,13 @@ func TestParseCreateBadInput(t *testing.T) {
 		{"duplicate column", createReq(func(m map[string]any) {
 			m["columns"] = cols(`{"name":"a","type":"long","nullable":true,"metadata":{}},{"name":"A","type":"long","nullable":true,"metadata":{}}`)
 		}), InvalidParameterValue, `columns: schema: column "A": duplicate name (conflicts with "a")`},
+		{"no column", createReq(func(m map[string]any) { m["columns"] = cols(``) }), InvalidParameterValue, "columns: no column: a table needs at least one"},
+		{"column without metadata", createReq(func(m map[string]any) { m["columns"] = cols(`{"name":"a","type":"long","nullable":true}`) }),
+			InvalidParameterValue, `columns: schema: column "a": missing "metadata" (an object, {} when empty)`},
+		{"blank column name", createReq(func(m map[string]any) {
+			m["columns"] = cols(`{"name":"   ","type":"long","nullable":true,"metadata":{}}`)
+		}),
+			InvalidParameterValue, `columns: schema: schema: field 0: empty name`},
 		{"unknown partition column", createReq(func(m map[string]any) { m["partition-columns"] = []string{"nope"} }), InvalidParameterValue, `partition column "nope" is not a top-level column`},
 		{"repeated partition column", createReq(func(m map[string]any) { m["partition-columns"] = []string{"id", "ID"} }), InvalidParameterValue, `partition column "ID" is listed twice`},
 		{"bad domain", createReq(func(m map[string]any) { m["domain-metadata"] = map[string]any{"delta.clustering": map[string]any{}} }), InvalidParameterValue, `domain "delta.clustering": missing "clusteringColumns"`},
@@ -213,6 +220,7 @@ func TestParseUpdateBadInput(t *testing.T) {
 		{"remove comment key", `{"requirements":[` + okUUID + `],"updates":[{"action":"remove-properties","removals":["comment"]}]}`, InvalidParameterValue, `property "comment" holds the table comment; use set-table-comment`},
 		{"remove without removals", `{"requirements":[` + okUUID + `],"updates":[{"action":"remove-properties"}]}`, InvalidParameterValue, "remove-properties needs removals"},
 		{"set-columns without columns", `{"requirements":[` + okUUID + `],"updates":[{"action":"set-columns"}]}`, InvalidParameterValue, "set-columns needs columns"},
+		{"set-columns no column", `{"requirements":[` + okUUID + `],"updates":[{"action":"set-columns","columns":{"type":"struct","fields":[]}}]}`, InvalidParameterValue, "columns: no column: a table needs at least one"},
 		{"set-columns bad type", `{"requirements":[` + okUUID + `],"updates":[{"action":"set-columns","columns":{"type":"struct","fields":[{"name":"v","type":"void","nullable":true,"metadata":{}}]}}]}`, InvalidParameterValue, `columns: schema: column "v": Delta type "void" is not supported for Iceberg tables`},
 		{"comment missing", `{"requirements":[` + okUUID + `],"updates":[{"action":"set-table-comment"}]}`, InvalidParameterValue, "set-table-comment needs comment"},
 		{"add-commit without commit", `{"requirements":[` + okUUID + `],"updates":[{"action":"add-commit"}]}`, InvalidParameterValue, "add-commit needs commit"},

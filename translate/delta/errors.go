@@ -11,6 +11,7 @@ import (
 	"net/http"
 
 	"github.com/lakegate/lakegate/apierror"
+	"github.com/lakegate/lakegate/upstream/icerest"
 )
 
 // Error types of the UC Delta API (DeltaErrorType in uc-delta-api.yaml).
@@ -65,23 +66,13 @@ func AsError(err error) *Error {
 
 // WriteError writes err in the Delta error model; HEAD answers carry no body.
 func WriteError(w http.ResponseWriter, r *http.Request, err error) {
-	e := AsError(err)
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(e.Code)
-	if r != nil && r.Method == http.MethodHead {
-		return
-	}
-	_ = json.NewEncoder(w).Encode(struct {
-		Error *Error `json:"error"`
-	}{e})
+	// The same model as the Iceberg door's (a 405 carries Allow there too);
+	// only the fallback for errors no API shaped is this package's.
+	icerest.WriteError(w, r, AsError(err))
 }
 
 // WriteJSON writes v as a JSON response with the given status.
-func WriteJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}
+func WriteJSON(w http.ResponseWriter, status int, v any) { icerest.WriteJSON(w, status, v) }
 
 // icebergError is the Iceberg REST error model a pipeline answers with.
 type icebergError struct {

@@ -125,3 +125,19 @@ func TestChecksReturnUntypedNil(t *testing.T) {
 }
 
 func second[T any](_ T, err error) error { return err }
+
+// A 405 names the methods the resource allows in the Allow header, as
+// HTTP requires of one.
+func TestWriteErrorMethodNotAllowed(t *testing.T) {
+	for path, allow := range map[string]string{
+		"config":                               "GET",
+		"catalogs/c/schemas/s/tables/t":        "DELETE, GET, HEAD, POST",
+		"catalogs/c/schemas/s/staging-tables":  "POST",
+		"catalogs/c/schemas/s/tables/t/rename": "POST",
+	} {
+		_, err := ParseRoute(http.MethodPut, path)
+		rec := writeError(http.MethodPut, err)
+		assert.Equal(t, http.StatusMethodNotAllowed, rec.Code, path)
+		assert.Equal(t, allow, rec.Header().Get("Allow"), path)
+	}
+}

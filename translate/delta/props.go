@@ -232,8 +232,11 @@ func createProperties(req *CreateTableRequest, columns string) (map[string]strin
 	}
 	props[PropTableType] = *req.TableType
 	props[PropProtocol] = encodeProtocol(req.Protocol)
-	props[PropLastCommitVersion] = "0"
-	props[PropLatestVersion] = "0"
+	if !req.registration {
+		// The create is the table's Delta version 0.
+		props[PropLastCommitVersion] = "0"
+		props[PropLatestVersion] = "0"
+	}
 	props[PropLastCommitTimestamp] = strconv.FormatInt(*req.LastCommitTimestampMs, 10)
 	if req.Comment != nil && *req.Comment != "" {
 		props[PropComment] = *req.Comment

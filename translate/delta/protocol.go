@@ -255,6 +255,15 @@ func checkUpgrade(from, to ProtocolOut) error {
 // current columns included, when the protocol itself changes). State a
 // table already had is not re-judged otherwise.
 func checkUpdateState(props map[string]string, current *iceberg.Schema, by map[string]*Update) error {
+	if u := by[ActRemoveDomainMetadata]; u != nil {
+		// As Delta Kernel (DomainDoesNotExistException): removing a domain
+		// the table lacks is a mistake, not a no-op.
+		for _, d := range u.Domains {
+			if _, ok := props[PropDomainPrefix+d]; !ok {
+				return invalidParam("remove-domain-metadata: the table has no domain %q", d)
+			}
+		}
+	}
 	next := protocolOf(props)
 	setProps, domains := map[string]string{}, []string{}
 	var cols schema.StructType

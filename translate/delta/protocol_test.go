@@ -116,6 +116,17 @@ func TestCheckUpdateState(t *testing.T) {
 	}
 }
 
+// Removing a domain the table does not have is refused; one it has is not.
+func TestRemoveUnknownDomain(t *testing.T) {
+	const v7 = `{"min-reader-version":1,"min-writer-version":7,"writer-features":["domainMetadata"]}`
+	props := map[string]string{PropProtocol: v7, PropDomainPrefix + "app.x": `{"a":1}`}
+	check := func(domains string) error {
+		return checkUpdateState(props, nil, parseUpdates(t, `[{"action":"remove-domain-metadata","domains":`+domains+`}]`))
+	}
+	assert.NoError(t, check(`["app.x"]`))
+	requireError(t, check(`["app.x","app.y"]`), http.StatusBadRequest, InvalidParameterValue, `remove-domain-metadata: the table has no domain "app.y"`)
+}
+
 // A managed table holds at most maxUnbackfilled unbackfilled commits: the
 // next add-commit is 429 ResourceExhaustedException, as the spec bounds it.
 func TestUnbackfilledCommitsBounded(t *testing.T) {

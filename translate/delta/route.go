@@ -3,6 +3,7 @@ package delta
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/lakegate/lakegate/upstream/icerest"
@@ -99,7 +100,7 @@ func tableRoute(method string, seg []string) (Route, error) {
 	}
 	ops, ok := tableOps[kind+" "+method]
 	if !ok {
-		return rt, Errorf(http.StatusMethodNotAllowed, BadRequest, "%s is not allowed here", method)
+		return rt, notAllowed(method, allowed(kind)...)
 	}
 	rt.Op, rt.Iceberg = ops.op, ops.iceberg
 	// A schema or table name no catalog can hold names nothing: 404, the
@@ -124,7 +125,26 @@ func tableRoute(method string, seg []string) (Route, error) {
 
 func expectMethod(method, want string) error {
 	if method != want {
-		return Errorf(http.StatusMethodNotAllowed, BadRequest, "%s is not allowed here; use %s", method, want)
+		return notAllowed(method, want)
 	}
 	return nil
+}
+
+// notAllowed is the 405 for method, with the Allow header HTTP requires.
+func notAllowed(method string, allow ...string) *Error {
+	e := Errorf(http.StatusMethodNotAllowed, BadRequest, "%s is not allowed here; use %s", method, strings.Join(allow, " or "))
+	e.Allow = allow
+	return e
+}
+
+// allowed lists the methods tableOps has for a resource kind, sorted.
+func allowed(kind string) []string {
+	var out []string
+	for k := range tableOps {
+		if m, ok := strings.CutPrefix(k, kind+" "); ok {
+			out = append(out, m)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

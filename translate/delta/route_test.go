@@ -42,7 +42,8 @@ func TestParseRouteBadInput(t *testing.T) {
 		{"POST", "config", http.StatusMethodNotAllowed, BadRequest, "POST is not allowed here; use GET"},
 		{"DELETE", "staging-tables/abc/credentials", http.StatusMethodNotAllowed, BadRequest, "DELETE is not allowed here; use GET"},
 		{"GET", "catalogs/c/schemas/s/tables/t/x", http.StatusNotFound, NotFound, "no Delta API endpoint at catalogs/c/schemas/s/tables/t/x"},
-		{"PUT", "catalogs/c/schemas/s/tables/t", http.StatusMethodNotAllowed, BadRequest, "PUT is not allowed here"},
+		{"PUT", "catalogs/c/schemas/s/tables/t", http.StatusMethodNotAllowed, BadRequest, "PUT is not allowed here; use DELETE or GET or HEAD or POST"},
+		{"GET", "catalogs/c/schemas/s/tables/t/rename", http.StatusMethodNotAllowed, BadRequest, "GET is not allowed here; use POST"},
 		{"GET", "catalogs/c/schemas/%zz/tables/t", http.StatusBadRequest, BadRequest, `malformed path segment "%zz"`},
 		{"GET", "catalogs/c/schemas/a..b/tables/t", http.StatusNotFound, NoSuchSchema, `no schema "a..b": invalid schema name "a..b": empty or relative namespace level`},
 		{"GET", "catalogs/c/schemas/%2E%2E/tables/t", http.StatusNotFound, NoSuchSchema, `no schema "..": invalid schema name "..": empty or relative namespace level`},
@@ -67,8 +68,12 @@ func FuzzParseRoute(f *testing.F) {
 	f.Fuzz(func(t *testing.T, method, path string) {
 		rt, err := ParseRoute(method, path)
 		if err != nil {
-			if code := AsError(err).Code; code < 400 || code >= 500 {
-				t.Fatalf("status %d for %s %q: %v", code, method, path, err)
+			e := AsError(err)
+			if e.Code < 400 || e.Code >= 500 {
+				t.Fatalf("status %d for %s %q: %v", e.Code, method, path, err)
+			}
+			if e.Code == http.StatusMethodNotAllowed && len(e.Allow) == 0 {
+				t.Fatalf("405 without Allow for %s %q", method, path)
 			}
 			return
 		}

@@ -186,7 +186,9 @@ func response(l *loaded) (*LoadTableResponse, error) {
 		Commits: unbackfilledOrEmpty(props),
 		Uniform: uniformOf(l.MetadataLocation, props),
 	}
-	out.LatestTableVersion = latestVersion(props)
+	if v, ok := latestVersion(props); ok || tt != External {
+		out.LatestTableVersion = &v
+	}
 	return out, nil
 }
 
@@ -199,7 +201,7 @@ func uniformOf(current string, props map[string]string) *Uniform {
 	if props[PropLatestUniform] == "" {
 		return nil
 	}
-	v := latestVersion(props)
+	v, _ := latestVersion(props)
 	ts := int64Prop(props, PropConvertedTimestamp)
 	if ts == nil {
 		ts = int64Prop(props, PropLastCommitTimestamp)
@@ -217,15 +219,18 @@ func unbackfilledOrEmpty(props map[string]string) []Commit {
 
 // latestVersion is the latest ratified Delta version: the last
 // add-commit's, never below the last metadata commit's.
-func latestVersion(props map[string]string) int64 {
-	var v int64
-	if n := int64Prop(props, PropLatestVersion); n != nil {
-		v = *n
+// latestVersion is the newest Delta version the server has ratified or
+// been told of (update-metadata-snapshot-version, UniForm's converted
+// version); ok is false when it has none, which for an EXTERNAL table
+// means the answer has no latest-table-version (UC answers none: the log
+// is the truth), and for a MANAGED one means version 0.
+func latestVersion(props map[string]string) (v int64, ok bool) {
+	for _, key := range []string{PropLatestVersion, PropLastCommitVersion} {
+		if n := int64Prop(props, key); n != nil {
+			v, ok = max(v, *n), true
+		}
 	}
-	if n := int64Prop(props, PropLastCommitVersion); n != nil && *n > v {
-		v = *n
-	}
-	return v
+	return v, ok
 }
 
 // deltaTable refuses a table that has no Delta side: one created through

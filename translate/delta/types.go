@@ -55,6 +55,9 @@ type CreateTableRequest struct {
 	Uniform               *Uniform                   `json:"uniform"`
 
 	columns schema.StructType
+	// registration marks a create that registers an EXTERNAL table whose
+	// log the engine already wrote (ParseRegistration).
+	registration bool
 }
 
 // StagingTableRequest is DeltaCreateStagingTableRequest.
@@ -144,10 +147,12 @@ type TableMetadata struct {
 // LoadTableResponse is DeltaLoadTableResponse; commits are the ratified
 // commits not yet backfilled (PropCommits), newest first.
 type LoadTableResponse struct {
-	Metadata           TableMetadata `json:"metadata"`
-	Commits            []Commit      `json:"commits"`
-	Uniform            *Uniform      `json:"uniform,omitempty"`
-	LatestTableVersion int64         `json:"latest-table-version"`
+	Metadata TableMetadata `json:"metadata"`
+	Commits  []Commit      `json:"commits"`
+	Uniform  *Uniform      `json:"uniform,omitempty"`
+	// LatestTableVersion is absent for EXTERNAL tables: the server ratifies
+	// none of their versions (their log is the truth), as UC answers.
+	LatestTableVersion *int64 `json:"latest-table-version,omitempty"`
 }
 
 // StagingTableResponse is DeltaStagingTableResponse.

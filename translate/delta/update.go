@@ -150,7 +150,7 @@ func checkRequirementsMet(req *UpdateTableRequest, l *loaded) error {
 // never goes back.
 func checkVersions(req *UpdateTableRequest, l *loaded) error {
 	props := l.Metadata.Properties()
-	latest := latestVersion(props)
+	latest, _ := latestVersion(props)
 	kind := props[PropTableType]
 	for _, u := range req.Updates {
 		switch u.Action {
@@ -197,7 +197,7 @@ func checkVersions(req *UpdateTableRequest, l *loaded) error {
 // went through.
 func resent(u *Update, l *loaded) bool {
 	props := l.Metadata.Properties()
-	if *u.Commit.Version != latestVersion(props) {
+	if v, _ := latestVersion(props); *u.Commit.Version != v {
 		return false
 	}
 	if isDataCommit(u) {

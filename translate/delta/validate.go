@@ -35,7 +35,23 @@ func decode(body []byte, v any) error {
 
 // ParseCreate validates a DeltaCreateTableRequest.
 func ParseCreate(body []byte) (*CreateTableRequest, error) {
-	var req CreateTableRequest
+	return parseCreate(body, false)
+}
+
+// ParseRegistration validates the create that registers an EXTERNAL table
+// whose Delta log the engine has already written (Unity Catalog's own
+// createTable): its columns may be empty, since the log holds the schema,
+// and the server is told no version, so a load answers none.
+func ParseRegistration(body []byte) (*CreateTableRequest, error) {
+	req, err := parseCreate(body, true)
+	if err == nil && *req.TableType != External {
+		return nil, invalidParam("only EXTERNAL tables are registered; table-type is %s", *req.TableType)
+	}
+	return req, err
+}
+
+func parseCreate(body []byte, registration bool) (*CreateTableRequest, error) {
+	req := CreateTableRequest{registration: registration}
 	if err := decode(body, &req); err != nil {
 		return nil, err
 	}
@@ -81,7 +97,7 @@ func (req *CreateTableRequest) validate() error {
 			return err
 		}
 	}
-	cols, err := parseColumns(req.Columns)
+	cols, err := parseColumns(req.Columns, !req.registration)
 	if err != nil {
 		return err
 	}
@@ -113,10 +129,15 @@ func checkName(name string) error {
 
 // parseColumns parses UC columns; a type Iceberg cannot hold is a 400 too,
 // caught here so nothing is half-created.
-func parseColumns(raw json.RawMessage) (schema.StructType, error) {
+func parseColumns(raw json.RawMessage, nonEmpty bool) (schema.StructType, error) {
 	cols, err := schema.ParseColumns(raw)
 	if err != nil {
 		return cols, invalidParam("columns: %v", err)
+	}
+	if nonEmpty && len(cols.Fields) == 0 {
+		// A Delta table has at least one column (Spark refuses an empty
+		// schema, and so does UC's Delta API).
+		return cols, invalidParam("columns: no column: a table needs at least one")
 	}
 	if _, err := schema.FromDelta(cols); err != nil {
 		return cols, invalidParam("columns: %v", err)
@@ -277,7 +298,7 @@ func (u *Update) validate() error {
 		if u.Columns == nil {
 			return invalidParam("set-columns needs columns")
 		}
-		cols, err := parseColumns(u.Columns)
+		cols, err := parseColumns(u.Columns, true)
 		u.columns = cols
 		return err
 	case ActSetTableComment:

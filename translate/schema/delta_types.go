@@ -168,11 +168,16 @@ func (s *StructType) UnmarshalJSON(b []byte) error {
 // is otherwise the same shape, so one parser serves both.
 type dialect struct {
 	elementType, containsNull, keyType, valueType, valueContainsNull string
+	// request is set for what clients send to create or change a table
+	// (the UC Delta API): every field has "metadata" (DeltaStructField
+	// requires it) and a name that is not blank, as UC requires. The log's
+	// schema string is read as Spark reads it, which tolerates both.
+	request bool
 }
 
 var (
-	deltaDialect = dialect{"elementType", "containsNull", "keyType", "valueType", "valueContainsNull"}
-	ucDialect    = dialect{"element-type", "contains-null", "key-type", "value-type", "value-contains-null"}
+	deltaDialect = dialect{"elementType", "containsNull", "keyType", "valueType", "valueContainsNull", false}
+	ucDialect    = dialect{"element-type", "contains-null", "key-type", "value-type", "value-contains-null", true}
 )
 
 // ParseStructType parses a Delta schema in the metaData.schemaString form.
@@ -285,7 +290,7 @@ func parseStruct(obj map[string]json.RawMessage, path string, d dialect) (Struct
 		if err := json.Unmarshal(rawName, &name); err != nil || bytes.Equal(bytes.TrimSpace(rawName), []byte("null")) {
 			return StructType{}, fmt.Errorf("schema: %s: field %d: \"name\" must be a string", where(path), i)
 		}
-		if name == "" {
+		if name == "" || d.request && strings.TrimSpace(name) == "" {
 			return StructType{}, fmt.Errorf("schema: %s: field %d: empty name", where(path), i)
 		}
 		fpath := join(path, name)
@@ -305,6 +310,9 @@ func parseStruct(obj map[string]json.RawMessage, path string, d dialect) (Struct
 		nullable, err := getBool(fo, "nullable", fmt.Sprintf("column %q", fpath))
 		if err != nil {
 			return StructType{}, err
+		}
+		if raw, ok := fo["metadata"]; d.request && (!ok || bytes.Equal(bytes.TrimSpace(raw), []byte("null"))) {
+			return StructType{}, fmt.Errorf("schema: column %q: missing \"metadata\" (an object, {} when empty)", fpath)
 		}
 		md, err := parseMetadata(fo["metadata"], fpath)
 		if err != nil {

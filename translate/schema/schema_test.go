@@ -423,6 +423,28 @@ func TestParseColumnsUC(t *testing.T) {
 	}
 }
 
+// What clients send is held to DeltaStructField: "metadata" is required
+// and a name is not blank; the log's schema string (ParseStructType) is
+// read as Spark reads it, which tolerates both.
+func TestParseColumnsRequestRules(t *testing.T) {
+	for _, tc := range []struct{ name, fields, want string }{
+		{"no metadata", `{"name":"a","type":"long","nullable":true}`, `column "a": missing "metadata"`},
+		{"null metadata", `{"name":"a","type":"long","nullable":true,"metadata":null}`, `column "a": missing "metadata"`},
+		{"nested no metadata", `{"name":"s","type":{"type":"struct","fields":[{"name":"x","type":"long","nullable":true}]},"nullable":true,"metadata":{}}`, `column "s.x": missing "metadata"`},
+		{"blank name", `{"name":"   ","type":"long","nullable":true,"metadata":{}}`, `field 0: empty name`},
+	} {
+		in := []byte(`{"type":"struct","fields":[` + tc.fields + `]}`)
+		_, err := schema.ParseColumns(in)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: ParseColumns: got %v, want %q", tc.name, err, tc.want)
+		}
+		log := strings.NewReplacer("element-type", "elementType").Replace(string(in))
+		if _, err := schema.ParseStructType([]byte(log)); err != nil {
+			t.Errorf("%s: ParseStructType refused what Spark reads: %v", tc.name, err)
+		}
+	}
+}
+
 func TestStructTypeEmbeddedUnmarshal(t *testing.T) {
 	var req struct {
 		Columns schema.StructType `json:"columns"`

@@ -70,7 +70,7 @@ func ParseCreateTable(body []byte) (*CreateTable, error) {
 	if err != nil {
 		return nil, err
 	}
-	if req.delta, err = delta.ParseCreate(raw); err != nil {
+	if req.delta, err = delta.ParseRegistration(raw); err != nil {
 		return nil, err
 	}
 	return &req, nil
