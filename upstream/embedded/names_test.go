@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/lakegate/lakegate/upstream/embedded"
@@ -83,7 +84,8 @@ func TestNamespaceHierarchy(t *testing.T) {
 // without them the fields are absent. lakegate's own namespace property
 // stays hidden and cannot be set.
 func TestListingUUIDs(t *testing.T) {
-	cat, srv := serve(t, testConfig(t, embedded.SQLite))
+	cfg := testConfig(t, embedded.SQLite)
+	cat, srv := serve(t, cfg)
 	c := rawClient{srv: srv, prefix: url.PathEscape(cat.Name())}
 	c.post(t, "/v1/{p}/namespaces", `{"namespace":["ns"],"properties":{"owner":"me"}}`)
 	c.post(t, "/v1/{p}/namespaces", `{"namespace":["other"]}`)
@@ -109,7 +111,7 @@ func TestListingUUIDs(t *testing.T) {
 	_, b = c.do(t, http.MethodGet, "/v1/{p}/namespaces/ns?returnUuid=true", nil)
 	require.NoError(t, json.Unmarshal(b, &ns), "%s", b)
 	require.Equal(t, nsList.NamespaceUUIDs[0], ns.NamespaceUUID)
-	require.Equal(t, map[string]string{"owner": "me"}, ns.Properties, "lakegate's key must stay hidden")
+	require.Equal(t, map[string]string{"owner": "me", "location": "file://" + cfg.Warehouse + "/ns.db"}, ns.Properties, "lakegate's key must stay hidden")
 	_, b = c.do(t, http.MethodGet, "/v1/{p}/namespaces/ns", nil)
 	require.NotContains(t, string(b), "namespace-uuid")
 
@@ -188,6 +190,44 @@ func TestRecreateAfterRename(t *testing.T) {
 	rsp, b := c.do(t, http.MethodDelete, "/v1/{p}/namespaces/ns/tables/old?purgeRequested=true", nil)
 	require.Equal(t, http.StatusNoContent, rsp.StatusCode, "%s", b)
 	require.Equal(t, second, location("t"))
+}
+
+// TestNamespaceDefaultLocation: every namespace answers a `location`, the
+// one set or else where its tables go by default (as Iceberg's JDBC
+// catalog answers), and a table created without a location lands under it.
+// Trino builds a staged table's location from it; without one it lets the
+// catalog write the table first and then refuses its own non-empty
+// location.
+func TestNamespaceDefaultLocation(t *testing.T) {
+	cfg := testConfig(t, embedded.SQLite)
+	cat, srv := serve(t, cfg)
+	c := rawClient{srv: srv, prefix: url.PathEscape(cat.Name())}
+	nsLocation := func(b []byte) string {
+		var res struct {
+			Properties map[string]string `json:"properties"`
+		}
+		require.NoError(t, json.Unmarshal(b, &res), "%s", b)
+		return res.Properties["location"]
+	}
+	warehouse := "file://" + cfg.Warehouse
+	created := c.post(t, "/v1/{p}/namespaces", `{"namespace":["sales"]}`)
+	assert.Equal(t, warehouse+"/sales.db", nsLocation(created), "the create answer")
+	c.post(t, "/v1/{p}/namespaces", `{"namespace":["sales","eu"]}`)
+	own := warehouse + "/elsewhere/ml"
+	c.post(t, "/v1/{p}/namespaces", `{"namespace":["ml"],"properties":{"location":"`+own+`/"}}`)
+	for ns, want := range map[string]string{"sales": warehouse + "/sales.db", "sales%1Feu": warehouse + "/sales.eu.db", "ml": own} {
+		rsp, b := c.do(t, http.MethodGet, "/v1/{p}/namespaces/"+ns, nil)
+		require.Equal(t, http.StatusOK, rsp.StatusCode, "%s", b)
+		assert.Equal(t, want, strings.TrimSuffix(nsLocation(b), "/"), ns)
+		c.post(t, "/v1/{p}/namespaces/"+ns+"/tables", createTableBody("t"))
+		rsp, b = c.do(t, http.MethodGet, "/v1/{p}/namespaces/"+ns+"/tables/t", nil)
+		require.Equal(t, http.StatusOK, rsp.StatusCode, "%s", b)
+		assert.Contains(t, string(b), `"location":"`+want+`/t"`, ns)
+	}
+	// Nothing is stored: setting the property later moves new tables.
+	rsp, b := c.do(t, http.MethodPost, "/v1/{p}/namespaces/sales/properties", strings.NewReader(`{"removals":["location"]}`))
+	require.Equal(t, http.StatusOK, rsp.StatusCode, "%s", b)
+	assert.Contains(t, string(b), `"missing":["location"]`)
 }
 
 // TestJavaWording: errors are worded as Iceberg's Java catalogs word them

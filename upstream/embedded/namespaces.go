@@ -127,7 +127,11 @@ func (c *Catalog) createNamespace(w http.ResponseWriter, r *http.Request, _ icer
 	if err != nil {
 		return err
 	}
-	icerest.WriteJSON(w, http.StatusOK, namespaceResult{Namespace: req.Namespace, Properties: visibleProperties(props)})
+	described, err := c.describe(req.Namespace, props)
+	if err != nil {
+		return err
+	}
+	icerest.WriteJSON(w, http.StatusOK, namespaceResult{Namespace: req.Namespace, Properties: described})
 	return nil
 }
 
@@ -140,7 +144,11 @@ func (c *Catalog) loadNamespace(w http.ResponseWriter, r *http.Request, rt icere
 	if err != nil {
 		return err
 	}
-	res := namespaceResult{Namespace: rt.Namespace, Properties: visibleProperties(props)}
+	described, err := c.describe(rt.Namespace, props)
+	if err != nil {
+		return err
+	}
+	res := namespaceResult{Namespace: rt.Namespace, Properties: described}
 	if withUUID {
 		res.NamespaceUUID = c.namespaceUUID(props, rt.Namespace)
 	}
@@ -284,4 +292,25 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// describe is a namespace's properties as clients see them: without
+// lakegate's own keys, and with `location` even when none was set (where
+// its tables go by default), as Iceberg's JDBC catalog answers. Engines
+// build table locations from it: Trino stages a CREATE TABLE at
+// <location>/<table>-<uuid> and, without one, has the catalog create the
+// table first and then finds its own location not empty.
+func (c *Catalog) describe(ns table.Identifier, props iceberg.Properties) (iceberg.Properties, error) {
+	out := maps.Clone(visibleProperties(props))
+	if out == nil {
+		out = iceberg.Properties{}
+	}
+	if _, ok := out["location"]; !ok {
+		loc, err := c.namespaceLocation(ns, props)
+		if err != nil {
+			return nil, err
+		}
+		out["location"] = loc
+	}
+	return out, nil
 }

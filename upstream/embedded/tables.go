@@ -190,17 +190,11 @@ func (c *Catalog) defaultLocation(ctx context.Context, id table.Identifier) (str
 	if err != nil {
 		return "", err
 	}
-	name := locationSegment(catalog.TableNameFromIdent(id))
-	var loc string
-	if l := props.Get("location", ""); l != "" {
-		loc, err = url.JoinPath(l, name)
-	} else {
-		levels := make([]string, len(ns))
-		for i, l := range ns {
-			levels[i] = namespaceSegment(l)
-		}
-		loc, err = url.JoinPath(c.props.Get("warehouse", ""), strings.Join(levels, ".")+".db", name)
+	nsLoc, err := c.namespaceLocation(ns, props)
+	if err != nil {
+		return "", err
 	}
+	loc, err := url.JoinPath(nsLoc, locationSegment(catalog.TableNameFromIdent(id)))
 	if err != nil {
 		return "", err
 	}
@@ -209,6 +203,19 @@ func (c *Catalog) defaultLocation(ctx context.Context, id table.Identifier) (str
 		return loc, err
 	}
 	return loc + "-" + strings.ReplaceAll(uuid.NewString(), "-", "")[:12], nil
+}
+
+// namespaceLocation is the namespace's `location` property, else
+// <warehouse>/<namespace>.db (levels joined by dots).
+func (c *Catalog) namespaceLocation(ns table.Identifier, props iceberg.Properties) (string, error) {
+	if l := props.Get("location", ""); l != "" {
+		return strings.TrimSuffix(l, "/"), nil
+	}
+	levels := make([]string, len(ns))
+	for i, l := range ns {
+		levels[i] = namespaceSegment(l)
+	}
+	return url.JoinPath(c.props.Get("warehouse", ""), strings.Join(levels, ".")+".db")
 }
 
 // checkNameFree rejects the create of a table or view (typ) when a table
