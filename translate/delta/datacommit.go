@@ -327,8 +327,31 @@ func partitionValue(s string, t iceberg.Type) (any, error) {
 			return nil, err
 		}
 		return iceberg.Decimal{Val: n, Scale: t.Scale()}, nil
+	case iceberg.TimestampType:
+		// timestamp_ntz: wall-clock time, no zone to apply.
+		ts, err := parseDeltaTimestamp(s, false)
+		return iceberg.Timestamp(ts.UnixMicro()), err
+	case iceberg.TimestampTzType:
+		ts, err := parseDeltaTimestamp(s, true)
+		return iceberg.Timestamp(ts.UnixMicro()), err
 	}
 	return nil, untranslatable("partition values of type %s are not translated", t)
+}
+
+// parseDeltaTimestamp reads a timestamp partition value: "2024-01-02
+// 03:04:05[.micros]", or ISO 8601 in UTC ("2024-01-02T03:04:05.123456Z").
+// For a timestamp with time zone only the UTC form is taken: the space
+// form is in the writing session's time zone, which the log does not
+// record, and guessing would file rows under the wrong instant for every
+// Iceberg reader's partition pruning.
+func parseDeltaTimestamp(s string, zoned bool) (time.Time, error) {
+	if strings.HasSuffix(s, "Z") && strings.Contains(s, "T") {
+		return time.Parse(time.RFC3339Nano, s)
+	}
+	if zoned {
+		return time.Time{}, untranslatable("a timestamp partition value without a zone (%q) is in the writer's session time zone, which the Delta log does not record; write it in UTC ISO 8601 (…T…Z)", s)
+	}
+	return time.Parse("2006-01-02 15:04:05.999999", s)
 }
 
 // commit applies the file changes as one Iceberg snapshot, after the other
