@@ -1,14 +1,17 @@
 // Package duration is the duration type of lakegate's JSON config, for the
 // packages that do not import Caddy: like caddy.Duration, it reads a Go
-// duration string ("30s", "1h30m") or an integer of nanoseconds, so
-// `"connect_timeout": "5s"` and `"connect_timeout": 5000000000` mean the
-// same. It writes the string form.
+// duration string ("30s", "1h30m"), with days as Caddy reads them ("1d",
+// "1.5d12h"), or an integer of nanoseconds, so `"connect_timeout": "5s"`
+// and `"connect_timeout": 5000000000` mean the same. It writes the string
+// form.
 package duration
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"regexp"
+	"strconv"
 	"time"
 )
 
@@ -29,9 +32,9 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 		if err := json.Unmarshal(b, &s); err != nil {
 			return err
 		}
-		v, err := time.ParseDuration(s)
+		v, err := Parse(s)
 		if err != nil {
-			return fmt.Errorf("invalid duration %q: %w", s, err)
+			return err
 		}
 		*d = Duration(v)
 		return nil
@@ -47,4 +50,26 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 // MarshalJSON writes the duration string, which UnmarshalJSON reads back.
 func (d Duration) MarshalJSON() ([]byte, error) {
 	return json.Marshal(time.Duration(d).String())
+}
+
+// days are the "<number>d" terms Caddy adds to Go's duration syntax.
+var days = regexp.MustCompile(`([0-9]+(?:\.[0-9]*)?|\.[0-9]+)d`)
+
+// Parse reads a duration as caddy.ParseDuration does: Go's syntax plus
+// days ("1d" is 24h), so every lakegate option takes what every Caddy
+// directive takes.
+func Parse(s string) (time.Duration, error) {
+	var bad error
+	goSyntax := days.ReplaceAllStringFunc(s, func(term string) string {
+		n, err := strconv.ParseFloat(term[:len(term)-1], 64)
+		if err != nil {
+			bad = err
+		}
+		return strconv.FormatFloat(n*24, 'f', -1, 64) + "h"
+	})
+	v, err := time.ParseDuration(goSyntax)
+	if bad != nil || err != nil {
+		return 0, fmt.Errorf("invalid duration %q", s)
+	}
+	return v, nil
 }

@@ -12,6 +12,7 @@ import (
 func TestUnmarshal(t *testing.T) {
 	for in, want := range map[string]time.Duration{
 		`"5s"`: 5 * time.Second, `"1h30m"`: 90 * time.Minute, `5000000000`: 5 * time.Second, `0`: 0, `"-1s"`: -time.Second,
+		`"1d"`: 24 * time.Hour, `"1.5d12h"`: 48 * time.Hour, `"-2d"`: -48 * time.Hour, `".5d"`: 12 * time.Hour,
 	} {
 		var d Duration
 		require.NoError(t, json.Unmarshal([]byte(in), &d), in)
@@ -28,6 +29,9 @@ func TestUnmarshalBadInput(t *testing.T) {
 	for in, msg := range map[string]string{
 		`"5"`:    `invalid duration "5"`,
 		`"soon"`: `invalid duration "soon"`,
+		`"d"`:    `invalid duration "d"`,
+		`"1dd"`:  `invalid duration "1dd"`,
+		`"1d5"`:  `invalid duration "1d5"`,
 		`1.5`:    `a duration is a string such as "30s" or an integer of nanoseconds, not 1.5`,
 		`true`:   `a duration is a string such as "30s" or an integer of nanoseconds, not true`,
 		`"5s`:    "unexpected end of JSON input",

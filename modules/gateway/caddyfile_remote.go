@@ -1,10 +1,9 @@
 package gateway
 
 import (
-	"time"
-
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
+	"github.com/lakegate/lakegate/duration"
 	"github.com/lakegate/lakegate/upstream"
 )
 
@@ -158,16 +157,17 @@ func parseBreaker(d *caddyfile.Dispenser, b *upstream.Breaker) error {
 	return nil
 }
 
-// durationArg reads a Go duration into a time.Duration or a
-// duration.Duration (the config type of the Caddy-free packages).
+// durationArg reads a duration as every Caddy directive does (Go's syntax
+// plus days, "1d") into a time.Duration or a duration.Duration (the
+// config type of the Caddy-free packages).
 func durationArg[D ~int64](d *caddyfile.Dispenser, dst *D) error {
 	var s string
 	if err := oneArg(d, &s); err != nil {
 		return err
 	}
-	v, err := time.ParseDuration(s)
+	v, err := duration.Parse(s)
 	if err != nil {
-		return d.Errf("invalid duration %q: %v", s, err)
+		return d.Errf("%v", err)
 	}
 	*dst = D(v)
 	return nil

@@ -3,9 +3,7 @@ package gateway
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"time"
 
-	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -68,11 +66,7 @@ var _ caddyfile.Unmarshaler = (*SharingHandler)(nil)
 func (s *SharingHandler) parseOption(d *caddyfile.Dispenser) error {
 	switch d.Val() {
 	case "url_lifetime":
-		var v time.Duration
-		if err := durationArg(d, &v); err != nil {
-			return err
-		}
-		s.URLLifetime = caddy.Duration(v)
+		return durationArg(d, &s.URLLifetime)
 	case "change_data_dir":
 		dir := caddyfileDir(d)
 		if err := oneArg(d, &s.ChangeDataDir); err != nil {

@@ -207,7 +207,7 @@ func TestAdaptRemoteAndReplayOptions(t *testing.T) {
 			max_request_body 1MiB
 			allowed_locations s3://lake/prod file:///srv/x
 			idempotency {
-				lifetime 1h
+				lifetime 1d
 				lease 20s
 				wait 5s
 				max_record_bytes 2MiB
@@ -268,7 +268,7 @@ func TestAdaptRemoteAndReplayOptions(t *testing.T) {
 		"redis": "redis://127.0.0.1:6379/0",
 		"catalogs": [
 			{"name": "r", "max_request_body": 1048576, "allowed_locations": ["s3://lake/prod", "file:///srv/x"],
-			 "idempotency": {"lifetime": "1h0m0s", "lease": "20s", "wait": "5s", "max_record_bytes": 2097152, "max_error_records": 500},
+			 "idempotency": {"lifetime": "24h0m0s", "lease": "20s", "wait": "5s", "max_record_bytes": 2097152, "max_error_records": 500},
 			 "remote": {"url": "https://polaris.example/api/catalog", "warehouse": "prod", "prefix": "p",
 				"auth": {"mode": "oauth2", "token_url": "https://idp.example/token", "client_id": "id",
 					"client_secret": "sec", "scope": "PRINCIPAL_ROLE:ALL"},
@@ -373,6 +373,7 @@ http://127.0.0.1:8181 {
 	handlersIn(cfg, hs)
 	assert.Equal(t, []any{map[string]any{"catalog": "local", "namespace": []any{"staging", "eu"}}}, hs["lakegate_delta"]["path_credentials"])
 	sh := hs["lakegate_sharing"]
+	assert.Equal(t, "10m0s", sh["url_lifetime"], "a duration adapts to its string, as every other one")
 	assert.Equal(t, float64(50), sh["max_change_versions"])
 	assert.Equal(t, "/var/lib/lakegate/changes", sh["change_data_dir"])
 	assert.Equal(t, float64(1048576), sh["max_change_rewrite_bytes"])

@@ -16,6 +16,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
+	"github.com/lakegate/lakegate/duration"
 	"github.com/lakegate/lakegate/identity"
 	"github.com/lakegate/lakegate/policies"
 	"github.com/lakegate/lakegate/telemetry"
@@ -40,7 +41,7 @@ type SharingHandler struct {
 	// Shares are what recipients may read (at least one).
 	Shares []ShareConfig `json:"shares"`
 	// URLLifetime is how long file URLs stay valid (default 1h).
-	URLLifetime caddy.Duration `json:"url_lifetime,omitempty"`
+	URLLifetime duration.Duration `json:"url_lifetime,omitempty"`
 	// Planning is "auto" (the default: the backend plans when it
 	// advertises scan planning) or "local" (lakegate reads the manifests).
 	Planning sharing.Planning `json:"planning,omitempty"`
@@ -138,7 +139,7 @@ func (h *SharingHandler) Provision(ctx caddy.Context) error {
 	}
 	h.server = &sharing.Server{
 		Shares: h.shares(), Catalogs: translate.NewCatalogs(h.app), Sealer: sealer,
-		URLLifetime: time.Duration(h.URLLifetime), Planning: h.Planning, S3: h.S3,
+		URLLifetime: h.URLLifetime.D(), Planning: h.Planning, S3: h.S3,
 		MaxVersions: h.MaxChangeVersions, ChangeDir: h.changeDir(), MaxRewriteBytes: h.MaxChangeRewriteBytes,
 		Log: h.log,
 	}
