@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"sync"
 	"time"
@@ -33,12 +32,15 @@ func NewLocal(name string, h http.Handler) *Local { return &Local{name: name, h:
 // Config asks the handler for its /v1/config once; it never changes.
 func (l *Local) Config(ctx context.Context) (*CatalogConfig, error) {
 	l.once.Do(func() {
-		req := httptest.NewRequestWithContext(ctx, http.MethodGet, "/v1/config", nil)
-		rec := httptest.NewRecorder()
-		l.h.ServeHTTP(rec, req)
-		if rec.Code != http.StatusOK {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "/v1/config", nil)
+		if err != nil {
+			l.err = err
+			return
+		}
+		rec := Capture(func(w http.ResponseWriter, r *http.Request, _ icerest.Route) { l.h.ServeHTTP(w, r) }, req, icerest.Route{})
+		if rec.Status != http.StatusOK {
 			l.err = icerest.Errorf(http.StatusBadGateway, icerest.ServiceUnavailable,
-				"embedded catalog /v1/config answered %d", rec.Code)
+				"embedded catalog /v1/config answered %d", rec.Status)
 			return
 		}
 		var cc CatalogConfig

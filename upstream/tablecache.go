@@ -222,6 +222,10 @@ func newEntry(rec *Captured) *cache.Entry {
 		creds = creds || icerest.IsSecretConfigKey(k)
 	}
 	return &cache.Entry{
+		// The clone is the one copy a miss makes, and it is needed: the
+		// buffer's array has up to twice the body's length in spare
+		// capacity, which the cache would keep alive while counting only
+		// len(Body) against max_bytes.
 		Body: bytes.Clone(rec.Body.Bytes()), ContentType: rec.Header.Get("Content-Type"),
 		MetadataLocation: doc.MetadataLocation, BackendETag: rec.Header.Get("ETag"),
 		Credentials: creds, Stored: time.Now(),

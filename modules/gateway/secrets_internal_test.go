@@ -62,7 +62,7 @@ func TestEvictionPolicy(t *testing.T) {
 		policy, evicting := evictionPolicy(ctx, rdb)
 		assert.Equal(t, "", policy)
 		assert.False(t, evicting)
-		return
+		t.Skip("this Redis answers no CONFIG GET (miniredis): the policies need a real one (LAKEGATE_TEST_REDIS)")
 	}
 	t.Cleanup(func() { _ = rdb.ConfigSet(ctx, "maxmemory-policy", before["maxmemory-policy"]).Err() })
 	for policy, evicting := range map[string]bool{"noeviction": false, "allkeys-lru": true, "volatile-ttl": true, "volatile-lru": true} {
