@@ -60,9 +60,11 @@ func (c Chain) Authenticate(r *http.Request) (*Principal, error) {
 // headers: different hops could pick different ones, so none is trusted.
 var errMultipleAuthorization = errors.New("multiple Authorization headers")
 
-// bearerToken returns the bearer credential of r. A missing header or another
-// scheme (Basic, ...) is ErrNoCredentials: some other authenticator may apply.
-func bearerToken(r *http.Request) (string, error) {
+// BearerToken returns the bearer credential of r, the one parser every
+// front door uses: the scheme matches case-insensitively, and several
+// Authorization headers are an error. A missing header or another scheme
+// (Basic, ...) is ErrNoCredentials: some other authenticator may apply.
+func BearerToken(r *http.Request) (string, error) {
 	values := r.Header.Values("Authorization")
 	switch len(values) {
 	case 0:

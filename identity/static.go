@@ -57,7 +57,7 @@ func NewStaticTokens(tokens []StaticToken) (*StaticTokens, error) {
 // Authenticate implements Authenticator. JWT-shaped bearers are left to the JWT
 // authenticators (ErrNoCredentials) so the chain order does not matter.
 func (s *StaticTokens) Authenticate(r *http.Request) (*Principal, error) {
-	tok, err := bearerToken(r)
+	tok, err := BearerToken(r)
 	if err != nil {
 		return nil, err
 	}

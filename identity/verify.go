@@ -63,7 +63,7 @@ type verifier struct {
 
 // Authenticate implements Authenticator.
 func (v *verifier) Authenticate(r *http.Request) (*Principal, error) {
-	tok, err := bearerToken(r)
+	tok, err := BearerToken(r)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/http"
 	"path/filepath"
@@ -302,8 +303,11 @@ type recipientCaller struct {
 // app's identity accepts. Delta Sharing always needs a bearer token:
 // without identity configured, only recipient tokens get in.
 func (h *SharingHandler) authenticate(r *http.Request) (recipientCaller, error) {
-	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if ok {
+	token, err := identity.BearerToken(r)
+	if err != nil && !errors.Is(err, identity.ErrNoCredentials) {
+		return recipientCaller{}, sharing.Errorf(http.StatusUnauthorized, sharing.CodeUnauthenticated, "%v", err)
+	}
+	if err == nil {
 		if rc, found := h.recipient(token); found {
 			if !rc.expires.IsZero() && time.Now().After(rc.expires) {
 				return recipientCaller{}, sharing.Errorf(http.StatusUnauthorized, sharing.CodeUnauthenticated, "the recipient token has expired")

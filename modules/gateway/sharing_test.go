@@ -629,6 +629,27 @@ func TestSharingBadInput(t *testing.T) {
 		assert.Equal(t, "UNAUTHENTICATED", r.json(t)["errorCode"], name)
 	}
 
+	// The one Bearer parser of every door: the scheme is case-insensitive
+	// (RFC 7235), and two Authorization headers are refused, since hops
+	// could each pick another.
+	for name, tc := range map[string]struct {
+		values []string
+		status int
+	}{
+		"lower-case scheme":   {[]string{"bearer " + c.profile.BearerToken}, 200},
+		"two headers":         {[]string{"Bearer " + c.profile.BearerToken, "Bearer guess"}, 401},
+		"two headers, same":   {[]string{"Bearer " + c.profile.BearerToken, "Bearer " + c.profile.BearerToken}, 401},
+		"another scheme only": {[]string{"Basic " + c.profile.BearerToken}, 401},
+	} {
+		req, err := http.NewRequest(http.MethodGet, c.profile.Endpoint+"/shares", nil)
+		require.NoError(t, err)
+		req.Header["Authorization"] = tc.values
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		_ = resp.Body.Close()
+		assert.Equal(t, tc.status, resp.StatusCode, name)
+	}
+
 	r := c.do("POST", tbl+"/query", delta, `{"limitHint": 1}`)
 	require.Equal(t, 200, r.status, "%s", r.body)
 	add := r.lines(t)[2]["file"].(map[string]any)["deltaSingleAction"].(map[string]any)["add"].(map[string]any)
