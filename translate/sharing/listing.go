@@ -60,7 +60,7 @@ func (s *Server) getShare(ctx context.Context, w http.ResponseWriter, req Reques
 // exist and when the caller may not see it (no existence oracle).
 func (s *Server) share(ctx context.Context, req Request) (*Share, error) {
 	sh, ok := findShare(s.Shares, req.Route.Share)
-	if !ok || !req.Access(ctx, req.Route.Op, Target{Share: sh.Name}) {
+	if !ok || !req.allowed(ctx, Target{Share: sh.Name}) {
 		return nil, notFound("share %q does not exist", req.Route.Share)
 	}
 	return sh, nil
@@ -72,7 +72,7 @@ func (s *Server) schema(ctx context.Context, req Request) (*Share, *Schema, erro
 		return nil, nil, err
 	}
 	sc, ok := sh.schema(req.Route.Schema)
-	if !ok || !req.Access(ctx, req.Route.Op, Target{Share: sh.Name, Schema: sc.Name}) {
+	if !ok || !req.allowed(ctx, Target{Share: sh.Name, Schema: sc.Name}) {
 		return nil, nil, notFound("schema %q does not exist in share %q", req.Route.Schema, sh.Name)
 	}
 	return sh, sc, nil

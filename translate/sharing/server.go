@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/lakegate/lakegate/caller"
+	"github.com/lakegate/lakegate/telemetry"
 	"github.com/lakegate/lakegate/translate"
 	"github.com/lakegate/lakegate/translate/sharing/fileurl"
 )
@@ -117,6 +118,18 @@ type Request struct {
 	Access    Access
 	FilesBase string
 	Principal string
+}
+
+// allowed asks Access whether the call may reach t; a denial refuses the
+// request (its answer is a 404, so no existence oracle), and the access
+// log and metrics say so, as for every door's denials. Listings filter
+// with Access directly: a hidden entry refuses nothing.
+func (req Request) allowed(ctx context.Context, t Target) bool {
+	if req.Access(ctx, req.Route.Op, t) {
+		return true
+	}
+	telemetry.From(ctx).Refused()
+	return false
 }
 
 // Serve answers one request (all operations but OpGetFile).

@@ -76,7 +76,7 @@ func pickName(idents []table.Identifier, want string) (string, bool) {
 }
 
 func (s *Server) authorized(ctx context.Context, req Request, t Target) (Target, error) {
-	if !req.Access(ctx, req.Route.Op, t) {
+	if !req.allowed(ctx, t) {
 		return Target{}, notFound("table %q does not exist in schema %q of share %q", t.Table, t.Schema, t.Share)
 	}
 	return t, nil
