@@ -279,6 +279,16 @@ func TestDeltaTableLifecycle(t *testing.T) {
 	assert.False(t, ok)
 	code, _ = call(t, http.MethodPost, tables+"/orders2/rename", map[string]any{"new-name": "other.orders"})
 	assert.Equal(t, http.StatusBadRequest, code)
+	// renaming a table to its own name changes nothing, as in Unity Catalog
+	code, out = call(t, http.MethodGet, tables+"/orders2", nil)
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	code, _ = call(t, http.MethodPost, tables+"/orders2/rename", map[string]any{"new-name": "orders2"})
+	assert.Equal(t, http.StatusNoContent, code)
+	code, same := call(t, http.MethodGet, tables+"/orders2", nil)
+	require.Equal(t, http.StatusOK, code, "%v", same)
+	assert.Equal(t, meta(out)["etag"], meta(same)["etag"])
+	code, _ = call(t, http.MethodPost, tables+"/nothing/rename", map[string]any{"new-name": "nothing"})
+	assert.Equal(t, http.StatusNotFound, code, "a missing table is still missing")
 
 	// delete
 	code, _ = call(t, http.MethodDelete, tables+"/orders2", nil)

@@ -132,7 +132,9 @@ func notFoundIfNotDelta(err error) error {
 // Rename answers renameTable, within the table's schema.
 func (s *Service) Rename(ctx context.Context, ref Ref, req *RenameRequest) error {
 	c, err := s.deltaClient(ctx, ref)
-	if err != nil {
+	if err != nil || *req.NewName == ref.Name {
+		// A rename to the table's own name is a no-op, as UC answers it
+		// (Iceberg catalogs would say the destination exists).
 		return err
 	}
 	return c.rename(ctx, ref.Namespace, ref.Name, *req.NewName)
