@@ -1,6 +1,7 @@
 """Shared setup of the Spark Delta Sharing suite (test_spark_sharing.py).
 
-run.sh builds the connector (build.sh), starts lakegate on
+run.sh takes the connector's jars from $INTEROP_CACHE (prebuilt, see
+interop/README.md "Peers built from source"), starts lakegate on
 interop/sharing-spark/Caddyfile and tells the tests where everything is;
 without these variables every test skips with the reason:
 

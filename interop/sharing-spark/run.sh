@@ -1,24 +1,24 @@
 #!/usr/bin/env bash
-# Spark's Delta Sharing connector (delta-sharing-spark, built from source by
-# build.sh) through lakegate_sharing: test_spark_sharing.py, see README.md
-# next to this.
+# Spark's Delta Sharing connector (delta-sharing-spark, built from
+# delta-io/delta-sharing's source and taken from $INTEROP_CACHE, see
+# interop/README.md "Peers built from source") through lakegate_sharing:
+# test_spark_sharing.py, see README.md next to this.
 #
 #   interop/sharing-spark/run.sh
 #
-# Builds (or takes from $INTEROP_CACHE) the connector's jars, starts one
-# lakegate on interop/sharing-spark/Caddyfile (embedded catalog `local`,
-# its Iceberg REST API for PyIceberg to write the tables, Delta Sharing at
-# /delta-sharing) on port base+87 (admin base+107), makes the recipient's
-# profile with `caddy sharing-profile`, and runs the tests with pyspark
-# 4.1.4 (interop/python's virtualenv). Prints per area and then one line:
+# Starts one lakegate on interop/sharing-spark/Caddyfile (embedded catalog
+# `local`, its Iceberg REST API for PyIceberg to write the tables, Delta
+# Sharing at /delta-sharing) on port base+87 (admin base+107), makes the
+# recipient's profile with `caddy sharing-profile`, and runs the tests with
+# pyspark 4.1.4 (interop/python's virtualenv). Prints per area and then one
+# line:
 #   sharing/spark: N passed, N failed, N skipped
 # (skipped includes the strict xfails of expected-failures.txt), or
 #   sharing/spark: not run: <why>
 # Exits non-zero on any other failure or error, and when it could not run,
-# except for a missing connector source (not on any registry here; build.sh
-# says how to provide it), which is the "not run" line alone.
+# except for a missing prebuilt connector, which is the "not run" line alone.
 # Logs: $INTEROP_WORK/sharing-spark.log (lakegate), $INTEROP_WORK/sharing-spark/
-# (sbt.log, pytest output, JUnit XML, the profile).
+# (pytest output, JUnit XML, the profile).
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib.sh"
@@ -36,21 +36,14 @@ random_hex() { head -c "$1" /dev/urandom | od -An -tx1 | tr -d ' \n'; }
 
 started=$SECONDS
 rc=0
-echo "sharing-spark: building lakegate, the virtualenv and the connector" >&2
+# The connector's jars (delta-sharing-client and -spark 1.1.0, Spark 4.0).
+if ! JARS_DIR=$(prebuilt "delta-sharing-spark-${DSS_COMMIT:0:12}-spark4.0.0"); then
+	report "sharing/spark: not run: no prebuilt delta-sharing Spark connector (no registry serves it; see the message above)"
+	exit 0
+fi
+echo "sharing-spark: building lakegate and the virtualenv" >&2
 build_lakegate || exit 1
 PY=$(interop_venv) || exit 1
-JARS_DIR=$("$HERE/build.sh")
-brc=$?
-if [ $brc -eq 3 ]; then
-	# Said in the summary, not a red run: the source is not on any registry
-	# this machine reaches, so a fresh cache without the tarball must not
-	# block every landing. build.sh printed how to provide it.
-	report "sharing/spark: not run: no delta-sharing source (GitHub unreachable and no tarball in \$INTEROP_CACHE; see the message above)"
-	exit 0
-elif [ $brc -ne 0 ]; then
-	report "sharing/spark: not run: the connector did not build (see $SS_WORK/sbt.log)"
-	exit 1
-fi
 DSS_JARS=$(ls "$JARS_DIR"/*.jar | paste -sd, -)
 echo "sharing-spark: ready after $((SECONDS - started))s" >&2
 

@@ -1,6 +1,6 @@
 """Spark with the Delta Sharing Spark connector (delta-sharing-spark, built
-from source by build.sh) reading lakegate_sharing, on Iceberg tables
-PyIceberg writes through the same gateway's Iceberg REST API.
+from source, prebuilt in $INTEROP_CACHE) reading lakegate_sharing, on
+Iceberg tables PyIceberg writes through the same gateway's Iceberg REST API.
 
 Every read is compared row for row with PyIceberg's scan of the same table
 as of the same version (conftest.Versions).

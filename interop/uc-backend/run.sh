@@ -4,8 +4,9 @@
 #
 #   interop/uc-backend/run.sh
 #
-# Starts Unity Catalog's server (built from source by interop/uc-spark's
-# build.sh, cached as $INTEROP_CACHE/uc-spark-<commit>/server; fresh H2
+# Starts Unity Catalog's server (built from its source into
+# $INTEROP_CACHE/uc-spark-<commit>/server, interop/README.md "Peers built
+# from source"; fresh H2
 # database and storage root under $INTEROP_WORK/uc-backend/ucserver) with
 # `-p base+95` (its Armeria server, which serves the API, is on base+96),
 # seeds it (seed.py: catalog `unity`, schemas `sales` and `other`, two
@@ -17,10 +18,9 @@
 # Prints per target, what each side answered the writes (findings.md),
 # then one line:
 #   uc-backend/lakegate: N passed, N failed, N skipped
-# or, when Unity Catalog's server is not built and its source tarball is
-# missing (build.sh prints the command that makes it),
-#   uc-backend: not run (no Unity Catalog source: ...)
-# and exits 0 (the source is on no registry this machine reaches). Exits
+# or, when that folder is missing,
+#   uc-backend: not run (no prebuilt Unity Catalog server ...)
+# and exits 0 (no registry this machine reaches serves it). Exits
 # non-zero on a failure not in expected-failures.txt, and when it could not
 # run otherwise ("uc-backend: not run (<why>)").
 # Logs: $INTEROP_WORK/uc-backend.log (lakegate), $INTEROP_WORK/uc-backend/
@@ -32,7 +32,6 @@ trap interop_cleanup EXIT
 trap "exit 130" INT TERM
 renice -n 10 $$ >/dev/null 2>&1 || true
 
-UC_COMMIT=${UC_COMMIT:-c9ed6b142f851b4d32c56eed9e85e917f27d7b7a}
 UC_JAVA=${UC_JAVA:-java}
 UCB_WORK=$INTEROP_WORK/uc-backend
 PORT_UCB=$(port 94)
@@ -48,18 +47,10 @@ not_run() {
 	report "uc-backend: not run ($*)"
 }
 
-# Unity Catalog's server: the uc-spark suite's build (cached per commit;
-# build.sh builds it, with UC's Spark connector, when it is missing, and
-# exits 3, having said how to make it, when the source tarball is missing).
-echo "uc-backend: Unity Catalog's server (interop/uc-spark/build.sh)" >&2
-UC_OUT=$(UC_COMMIT=$UC_COMMIT UC_JAVA=$UC_JAVA "$HERE/../uc-spark/build.sh")
-brc=$?
-if [ $brc -eq 3 ]; then
-	not_run "no Unity Catalog source: \$INTEROP_CACHE/unitycatalog-src-$UC_COMMIT.tar.gz is missing; see the message above"
+# Unity Catalog's server: the uc-spark suite's prebuilt folder.
+if ! UC_OUT=$(prebuilt "uc-spark-${UC_COMMIT:0:12}"); then
+	not_run "no prebuilt Unity Catalog server: no registry serves it; see the message above"
 	exit 0
-elif [ $brc -ne 0 ] || [ ! -d "$UC_OUT/server/lib" ]; then
-	not_run "Unity Catalog's server did not build, see $INTEROP_WORK/uc-spark/sbt.log"
-	exit 1
 fi
 if ! "$UC_JAVA" -version >/dev/null 2>&1; then
 	not_run "no java ($UC_JAVA) to run Unity Catalog's server"

@@ -1,6 +1,7 @@
 """Shared setup of the Unity Catalog Spark suite (test_uc_spark.py).
 
-run.sh builds the connector (build.sh), starts the target (lakegate on
+run.sh takes the connector from $INTEROP_CACHE (prebuilt, see
+interop/README.md "Peers built from source"), starts the target (lakegate on
 interop/uc-spark/Caddyfile, or Unity Catalog's own server) behind
 ucproxy.py, and tells the tests where everything is; without these
 variables every test skips with the reason:

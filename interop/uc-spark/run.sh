@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Spark (pyspark 4.1.4) with delta-spark 4.3.1 and Unity Catalog's Spark
-# connector (UCSingleCatalog, built from source by build.sh) on a UC
-# server: test_uc_spark.py, see README.md next to this.
+# connector (UCSingleCatalog) on a UC server: test_uc_spark.py, see
+# README.md next to this. The connector and UC's server are built from
+# Unity Catalog's source and taken from $INTEROP_CACHE/uc-spark-<commit>
+# (interop/README.md, "Peers built from source").
 #
 #   interop/uc-spark/run.sh [lakegate] [unitycatalog]     (default: both)
 #
@@ -13,8 +15,8 @@
 #                 base+88 (admin base+108), the proxy on base+89. After
 #                 each write the tests read the table through its Iceberg
 #                 REST API with PyIceberg.
-#   unitycatalog  Unity Catalog's own server (the same commit, built by
-#                 build.sh; fresh H2 database and file:// storage root under
+#   unitycatalog  Unity Catalog's own server (the same commit, from the
+#                 same folder; fresh H2 database and file:// storage root under
 #                 $INTEROP_WORK/uc-spark/ucserver) on base+91 (its Armeria
 #                 port is base+92; base+91 is the URL transcoder it starts
 #                 too), the proxy on base+93: the oracle. No Iceberg
@@ -26,10 +28,10 @@
 # steps skipped because one they build on did not pass), or
 #   uc-spark: not run: <why>
 # Exits non-zero on any other failure or error, and when it could not run,
-# except for a missing connector source (build.sh says how to provide
-# it), which is the "not run" line alone.
+# except for a missing prebuilt connector, which is the "not run" line
+# alone.
 # Logs: $INTEROP_WORK/uc-spark.log (lakegate), $INTEROP_WORK/uc-spark/
-# (sbt.log, ucserver/server.log, pytest output, JUnit XML, call logs).
+# (ucserver/server.log, pytest output, JUnit XML, call logs).
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib.sh"
@@ -59,18 +61,11 @@ done
 
 started=$SECONDS
 rc=0
-echo "uc-spark: building the connector, lakegate, the virtualenv and the jars" >&2
-OUT=$("$HERE/build.sh")
-brc=$?
-if [ $brc -eq 3 ]; then
-	# Said in the summary, not a red run: the source is not on any registry
-	# this machine reaches. build.sh printed how to provide it.
-	report "uc-spark: not run: no unitycatalog source (no tarball in \$INTEROP_CACHE; see the message above)"
+if ! OUT=$(prebuilt "uc-spark-${UC_COMMIT:0:12}"); then
+	report "uc-spark: not run: no prebuilt Unity Catalog connector and server (no registry serves them; see the message above)"
 	exit 0
-elif [ $brc -ne 0 ]; then
-	report "uc-spark: not run: the connector did not build (see $US_WORK/sbt.log)"
-	exit 1
 fi
+echo "uc-spark: building lakegate, the virtualenv and the jars" >&2
 case " ${targets[*]} " in *" lakegate "*) build_lakegate || exit 1 ;; esac
 PY=$(interop_venv) || exit 1
 JARS_DIR=$(mvn_jars "$HERE/pom.xml") || {

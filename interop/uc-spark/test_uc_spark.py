@@ -1,6 +1,7 @@
 """Spark with delta-spark 4.3.1 and Unity Catalog's Spark connector
-(UCSingleCatalog, built from source by build.sh) on a UC server: lakegate
-(its UC Delta REST API) or Unity Catalog's own server (the oracle).
+(UCSingleCatalog, built from source, prebuilt in $INTEROP_CACHE) on a UC
+server: lakegate (its UC Delta REST API) or Unity Catalog's own server (the
+oracle).
 
 Issue 24's statements, in order, on a MANAGED table (no LOCATION) and an
 EXTERNAL one (LOCATION 'file:///...'): CREATE TABLE ... USING delta,
