@@ -219,8 +219,6 @@ func unbackfilledOrEmpty(props map[string]string) []Commit {
 	return []Commit{}
 }
 
-// latestVersion is the latest ratified Delta version: the last
-// add-commit's, never below the last metadata commit's.
 // latestVersion is the newest Delta version the server has ratified or
 // been told of (update-metadata-snapshot-version, UniForm's converted
 // version); ok is false when it has none, which for an EXTERNAL table
