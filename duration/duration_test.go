@@ -42,3 +42,35 @@ func TestUnmarshalBadInput(t *testing.T) {
 		assert.Contains(t, err.Error(), msg, in)
 	}
 }
+
+func TestCheckNonNegative(t *testing.T) {
+	type inner struct {
+		Timeout Duration `json:"timeout,omitempty"`
+	}
+	type cfg struct {
+		MaxAge  Duration         `json:"max_age"`
+		Remote  *inner           `json:"remote"`
+		List    []inner          `json:"list"`
+		ByName  map[string]inner `json:"by_name"`
+		private Duration         //nolint:unused // not config
+		Other   string           `json:"other"`
+		Plain   time.Duration    `json:"plain"` // not this type: not checked
+		Skipped Duration         `json:"-"`
+		Nested  struct{ D Duration }
+	}
+	ok := cfg{MaxAge: Duration(time.Minute), Remote: &inner{}, private: -1, Plain: -1, Skipped: -1}
+	require.NoError(t, CheckNonNegative("c", ok))
+	require.NoError(t, CheckNonNegative("c", &ok))
+	require.NoError(t, CheckNonNegative("c", nil))
+	for want, bad := range map[string]cfg{
+		"c.max_age: -5s is negative":             {MaxAge: Duration(-5 * time.Second)},
+		"c.remote.timeout: -1h0m0s is negative":  {Remote: &inner{Timeout: Duration(-time.Hour)}},
+		"c.list[1].timeout: -1ns is negative":    {List: []inner{{}, {Timeout: -1}}},
+		"c.by_name[x].timeout: -1ns is negative": {ByName: map[string]inner{"x": {Timeout: -1}}},
+		"c.Nested.D: -1ns is negative":           {Nested: struct{ D Duration }{-1}},
+	} {
+		err := CheckNonNegative("c", &bad)
+		require.Error(t, err, want)
+		assert.Equal(t, want, err.Error())
+	}
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/lakegate/lakegate/cache"
 	"github.com/lakegate/lakegate/cache/replay"
+	"github.com/lakegate/lakegate/duration"
 	"github.com/lakegate/lakegate/policies"
 	"github.com/lakegate/lakegate/telemetry"
 	"github.com/lakegate/lakegate/upstream"
@@ -272,6 +273,15 @@ func (a *App) Validate() error {
 	}
 	if a.DefaultCatalog != "" && !seen[a.DefaultCatalog] {
 		return fmt.Errorf("default_catalog %q is not a configured catalog", a.DefaultCatalog)
+	}
+	// (The policy's reload_interval is left out: negative turns reloading off.)
+	if a.Policy != nil && a.Policy.Timeout < 0 {
+		return fmt.Errorf("policy.timeout: %s is negative", a.Policy.Timeout)
+	}
+	for path, v := range map[string]any{"catalogs": a.Catalogs, "identity": a.Identity, "cache": a.CacheLimits} {
+		if err := duration.CheckNonNegative(path, v); err != nil {
+			return err
+		}
 	}
 	return nil
 }

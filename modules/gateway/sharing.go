@@ -150,6 +150,9 @@ func (h *SharingHandler) Provision(ctx caddy.Context) error {
 // Validate checks the shares (names, references to configured catalogs)
 // and the door's options.
 func (h *SharingHandler) Validate() error {
+	if h.URLLifetime < 0 {
+		return fmt.Errorf("lakegate_sharing: url_lifetime %s is negative", h.URLLifetime)
+	}
 	shares := h.shares()
 	if err := sharing.Validate(shares); err != nil {
 		return fmt.Errorf("lakegate_sharing: %w", err)

@@ -1,0 +1,34 @@
+package gateway
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lakegate/lakegate/duration"
+	"github.com/lakegate/lakegate/policies"
+	"github.com/lakegate/lakegate/upstream"
+)
+
+// A negative age, lifetime or timeout is refused at validation ("lakegate
+// validate" said "Valid configuration" for max_age -5s); the policy's
+// negative reload_interval, which turns reloading off, is not.
+func TestValidateRefusesNegativeDurations(t *testing.T) {
+	neg := duration.Duration(-5 * time.Second)
+	for want, app := range map[string]App{
+		"catalogs[0].cache.max_age: -5s is negative":        {Catalogs: []CatalogConfig{{Name: "a", Cache: &upstream.CacheConfig{MaxAge: neg}}}},
+		"catalogs[0].cache.stale_if_error: -5s is negative": {Catalogs: []CatalogConfig{{Name: "a", Cache: &upstream.CacheConfig{StaleIfError: neg}}}},
+		"catalogs[0].idempotency.lease: -5s is negative":    {Catalogs: []CatalogConfig{{Name: "a", Idempotency: &upstream.ReplayConfig{Lease: neg}}}},
+		"policy.timeout: -5s is negative":                   {Policy: &policies.Config{Timeout: neg}},
+	} {
+		err := app.Validate()
+		require.Error(t, err, want)
+		assert.Equal(t, want, err.Error())
+	}
+	ok := App{Catalogs: []CatalogConfig{{Name: "a", Cache: &upstream.CacheConfig{MaxAge: duration.Duration(time.Minute)}}},
+		Policy: &policies.Config{ReloadInterval: duration.Duration(-time.Second)}}
+	assert.NoError(t, ok.Validate())
+	assert.ErrorContains(t, (&SharingHandler{URLLifetime: neg}).Validate(), "url_lifetime -5s is negative")
+}
