@@ -15,6 +15,8 @@
 #            base+92 its HTTP API; base+93 the recording proxy in front of it
 #   base+94  lakegate, interop/uc-backend (admin base+110); base+95 its Unity Catalog
 #            server's URL transcoder, base+96 that server's HTTP API
+#   base+97  lakegate, interop/sharing-oracle (admin base+111); base+98 Delta
+#            Sharing's reference server there; base+99 its S3 (moto)
 #   base+20  Nessie (HTTP); base+21 Nessie management
 #   base+30  the S3 object store Nessie writes to
 #   base+100.. admin endpoints of the gateways above (base+100+n for gateway n)
@@ -166,4 +168,27 @@ mvn_jars() {
 		touch "$dir/.complete"
 	fi
 	echo "$dir"
+}
+
+# Peers no registry serves: Unity Catalog's server, its Delta SDK tests and
+# its Spark connector, and delta-sharing's Spark connector. They are built
+# from their projects' sources, by hand, into $INTEROP_CACHE; this
+# repository carries none of their code and no recipe that builds them
+# (interop/README.md, "Peers built from source", lists each folder and what
+# it holds). The pinned commits:
+UC_COMMIT=${UC_COMMIT:-c9ed6b142f851b4d32c56eed9e85e917f27d7b7a}
+DSS_COMMIT=${DSS_COMMIT:-5c1b00200dadc651c849e65485f2eea88c58205e}
+
+# prebuilt NAME: prints $INTEROP_CACHE/NAME when it is complete (holds
+# .complete); otherwise says which folder is missing and returns 3, which
+# a suite reports as "not run" and exits 0 for: a fresh cache must not
+# block every landing, and the summary line says it did not run.
+prebuilt() {
+	local dir=$INTEROP_CACHE/$1
+	if [ -e "$dir/.complete" ]; then
+		echo "$dir"
+		return 0
+	fi
+	echo "no prebuilt $1 in \$INTEROP_CACHE ($dir); see interop/README.md, \"Peers built from source\"" >&2
+	return 3
 }
