@@ -15,6 +15,8 @@
 #            base+92 its HTTP API; base+93 the recording proxy in front of it
 #   base+94  lakegate, interop/uc-backend (admin base+110); base+95 its Unity Catalog
 #            server's URL transcoder, base+96 that server's HTTP API
+#   base+97  lakegate, interop/sharing-oracle (admin base+111); base+98 Delta
+#            Sharing's reference server there; base+99 its S3 (moto)
 #   base+20  Nessie (HTTP); base+21 Nessie management
 #   base+30  the S3 object store Nessie writes to
 #   base+100.. admin endpoints of the gateways above (base+100+n for gateway n)
