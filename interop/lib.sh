@@ -171,7 +171,8 @@ mvn_jars() {
 }
 
 # Peers no registry serves: Unity Catalog's server, its Delta SDK tests and
-# its Spark connector, and delta-sharing's Spark connector. They are built
+# its Spark connector, and delta-sharing's Spark connector and reference
+# server. They are built
 # from their projects' sources, by hand, into $INTEROP_CACHE; this
 # repository carries none of their code and no recipe that builds them
 # (interop/README.md, "Peers built from source", lists each folder and what
