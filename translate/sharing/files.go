@@ -236,10 +236,11 @@ func (rs *response) changes(ctx context.Context, h history, c ChangesRequest) er
 			return err
 		}
 		// A rewrite's file-level changes would report its untouched rows
-		// as deleted and inserted: a version with one gets its row-level
-		// changes derived, all its snapshots together (a Delta reader
-		// takes only the change files of a version that has them).
-		if slices.ContainsFunc(snaps, func(s table.Snapshot) bool { return rewrites(&s) }) {
+		// as deleted and inserted: in a change feed a version with one gets
+		// its row-level changes derived, all its snapshots together (a
+		// Delta reader takes only the change files of a version that has
+		// them). A query replays files, so it gets them as they are.
+		if !c.asQuery && slices.ContainsFunc(snaps, func(s table.Snapshot) bool { return rewrites(&s) }) {
 			if err := rs.rewriteChanges(ctx, fs, v, snaps); err != nil {
 				return err
 			}

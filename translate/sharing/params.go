@@ -209,6 +209,12 @@ func (b Bound) set() bool { return b.Version != nil || b.Timestamp != nil }
 type ChangesRequest struct {
 	Start, End         Bound
 	HistoricalMetadata bool
+	// asQuery marks a query with startingVersion (what streaming readers
+	// send): every version answers its files as the Delta log would have
+	// them, remove and add, never derived row-level cdf lines, and with
+	// the metadata of each version that changed it (the protocol:
+	// "including historical metadata if seen in the delta log").
+	asQuery bool
 }
 
 // ParseChanges reads the changes query: a start (version or timestamp) is

@@ -115,7 +115,8 @@ func (s *Server) serveTable(ctx context.Context, w http.ResponseWriter, r *http.
 		if q.EndingVersion != nil {
 			end = *q.EndingVersion
 		}
-		err = rs.changes(ctx, h, ChangesRequest{Start: Bound{Version: q.StartingVersion}, End: Bound{Version: &end}})
+		err = rs.changes(ctx, h, ChangesRequest{Start: Bound{Version: q.StartingVersion}, End: Bound{Version: &end},
+			HistoricalMetadata: true, asQuery: true})
 	default:
 		err = rs.snapshot(ctx, h, q, req.Route.Op == OpQueryTable)
 	}
