@@ -15,6 +15,8 @@
 #            base+92 its HTTP API; base+93 the recording proxy in front of it
 #   base+94  lakegate, interop/uc-backend (admin base+110); base+95 its Unity Catalog
 #            server's URL transcoder, base+96 that server's HTTP API
+#   base+40  Trino (interop/trino); base+41..44 its lakegates: root Caddyfile,
+#            examples/remote, examples/nessie, examples/policy (admin base+112..115)
 #   base+20  Nessie (HTTP); base+21 Nessie management
 #   base+30  the S3 object store Nessie writes to
 #   base+100.. admin endpoints of the gateways above (base+100+n for gateway n)

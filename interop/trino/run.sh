@@ -104,9 +104,9 @@ trino_install() {
 	[ -e "$TRINO_HOME/.complete" ] && return 0
 	core="$m2/trino-server-core/$TRINO_VERSION/trino-server-core-$TRINO_VERSION.tar.gz"
 	iceberg="$m2/trino-iceberg/$TRINO_VERSION/trino-iceberg-$TRINO_VERSION.zip"
-	[ -f "$core" ] || mvn_cached dependency:get -Dtransitive=false \
+	[ -f "$core" ] || mvn_cached -Dstyle.color=never dependency:get -Dtransitive=false \
 		-Dartifact="io.trino:trino-server-core:$TRINO_VERSION:tar.gz" >&2 || return 1
-	[ -f "$iceberg" ] || mvn_cached dependency:get -Dtransitive=false \
+	[ -f "$iceberg" ] || mvn_cached -Dstyle.color=never dependency:get -Dtransitive=false \
 		-Dartifact="io.trino:trino-iceberg:$TRINO_VERSION:zip" >&2 || return 1
 	if ! echo "$TRINO_CORE_SHA256  $core" | sha256sum -c --status ||
 		! echo "$TRINO_ICEBERG_SHA256  $iceberg" | sha256sum -c --status; then
