@@ -312,6 +312,18 @@ def test_register_table(target):
     assert target.rows((ident[0], name)) == ROWS
 
 
+def test_rename_and_drop_table(target):
+    fq, ident = new_table(target, "rename")
+    new = unique("renamed")
+    target.q(f'ALTER TABLE {fq} RENAME TO {target.catalog}."{ident[0]}"."{new}"')
+    assert sel(target, f'{target.catalog}."{ident[0]}"."{new}"') == ROWS
+    assert not target.pyi.table_exists(ident)
+    assert target.rows((ident[0], new)) == ROWS
+    target.q(f'DROP TABLE {target.catalog}."{ident[0]}"."{new}"')
+    assert not target.pyi.table_exists((ident[0], new))
+    assert [new] not in target.q(f'SHOW TABLES FROM {target.catalog}."{ident[0]}"')
+
+
 def test_nested_namespaces(target):
     parent = unique("parent")
     cat = target.catalog
