@@ -17,6 +17,8 @@
 #            server's URL transcoder, base+96 that server's HTTP API
 #   base+97  lakegate, interop/sharing-oracle (admin base+111); base+98 Delta
 #            Sharing's reference server there; base+99 its S3 (moto)
+#   base+40  Trino (interop/trino); base+41..44 its lakegates: root Caddyfile,
+#            examples/remote, examples/nessie, examples/policy (admin base+112..115)
 #   base+20  Nessie (HTTP); base+21 Nessie management
 #   base+30  the S3 object store Nessie writes to
 #   base+100.. admin endpoints of the gateways above (base+100+n for gateway n)

@@ -6,7 +6,10 @@
 #
 #   start_refserver NAME   fresh, empty server on 127.0.0.1:$PORT_REF (it
 #                          binds every interface: the fixture has no host
-#                          setting), state and log in $INTEROP_WORK/java/NAME/
+#                          setting), state and log in $INTEROP_WORK/java/NAME/;
+#                          REFSERVER_WAREHOUSE_SCHEME=file: gives the warehouse
+#                          as a file: URI (clients whose file systems need a
+#                          scheme in every location: Trino)
 #
 # The fixture reads its catalog properties from CATALOG_* environment
 # variables (CATALOG_FOO__BAR_BAZ -> foo-bar.baz, RCKUtils.environmentCatalogConfig):
@@ -38,7 +41,7 @@ start_refserver() {
 	rm -rf "$dir"
 	mkdir -p "$dir/warehouse"
 	# exec: the recorded pid is the JVM itself, so interop_cleanup stops it.
-	(exec env CATALOG_URI="jdbc:sqlite:$dir/catalog.db" CATALOG_WAREHOUSE="$dir/warehouse" \
+	(exec env CATALOG_URI="jdbc:sqlite:$dir/catalog.db" CATALOG_WAREHOUSE="${REFSERVER_WAREHOUSE_SCHEME:-}$dir/warehouse" \
 		CATALOG_REST_PORT="$PORT_REF" \
 		java -Xmx512m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
 		-cp "$REFSERVER_CLASSPATH" org.apache.iceberg.rest.RESTCatalogServer \
