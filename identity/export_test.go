@@ -8,3 +8,7 @@ func SetRefetchGap(j *JWT, d time.Duration) {
 	defer j.remote.mu.Unlock()
 	j.remote.minGap = d
 }
+
+// ForgetProcessKeys drops the ephemeral issuer keys, as a new process
+// starts without them: tests use it to stand for another replica.
+func ForgetProcessKeys() { processKeys.Clear() }

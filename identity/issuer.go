@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
@@ -78,7 +79,7 @@ func NewIssuer(cfg IssuerConfig) (*Issuer, error) {
 	if err := i.loadClients(cfg.Clients); err != nil {
 		return nil, err
 	}
-	alg, signKey, verifyKey, err := signingKeys(cfg.SigningSecret)
+	alg, signKey, verifyKey, err := signingKeys(cfg.SigningSecret, i.issuer, i.audience)
 	if err != nil {
 		return nil, err
 	}
@@ -101,8 +102,8 @@ func NewIssuer(cfg IssuerConfig) (*Issuer, error) {
 }
 
 // signingKeys picks HS256 with the shared secret (any replica verifies any
-// replica's tokens) or a fresh ES256 key private to this process.
-func signingKeys(secret string) (jose.SignatureAlgorithm, any, any, error) {
+// replica's tokens) or the ES256 key private to this process.
+func signingKeys(secret, issuer, audience string) (jose.SignatureAlgorithm, any, any, error) {
 	if secret != "" {
 		if len(secret) < minSigningSecret {
 			return "", nil, nil, fmt.Errorf("issuer: signing_secret must be at least %d bytes", minSigningSecret)
@@ -110,11 +111,31 @@ func signingKeys(secret string) (jose.SignatureAlgorithm, any, any, error) {
 		key := []byte(secret)
 		return jose.HS256, key, key, nil
 	}
-	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	priv, err := processKey(issuer, audience)
 	if err != nil {
 		return "", nil, nil, fmt.Errorf("issuer: generating ES256 key: %w", err)
 	}
 	return jose.ES256, priv, &priv.PublicKey, nil
+}
+
+// processKeys holds each issuer's ephemeral ES256 key (by iss and aud) for
+// the life of the process. A config reload builds a new Issuer; with a new
+// key every reload logged everyone out ("bad signature" for every token
+// issued before it). Tokens of clients the new config drops are still
+// refused (knownClient).
+var processKeys sync.Map // iss "\x00" aud -> *ecdsa.PrivateKey
+
+func processKey(issuer, audience string) (*ecdsa.PrivateKey, error) {
+	k := issuer + "\x00" + audience
+	if v, ok := processKeys.Load(k); ok {
+		return v.(*ecdsa.PrivateKey), nil
+	}
+	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	v, _ := processKeys.LoadOrStore(k, priv)
+	return v.(*ecdsa.PrivateKey), nil
 }
 
 // loadClients rejects duplicate secrets too: a client may authenticate with

@@ -256,8 +256,14 @@ func TestIssuersSharingASecret(t *testing.T) {
 	mustReject(t, a.Authenticator(), issueToken(t, other, "spark", sparkSecret), "bad signature")
 
 	// Ephemeral keys are per process: replicas without a shared secret
-	// cannot verify each other's tokens.
-	e1, e2 := newIssuer(t, issuerConfig()), newIssuer(t, issuerConfig())
+	// cannot verify each other's tokens. Within one process a reload (a new
+	// Issuer of the same iss and aud) keeps the key, so tokens issued
+	// before it stay valid.
+	e1 := newIssuer(t, issuerConfig())
+	reloaded := newIssuer(t, issuerConfig())
+	mustAccept(t, reloaded.Authenticator(), issueToken(t, e1, "spark", sparkSecret))
+	identity.ForgetProcessKeys() // another process
+	e2 := newIssuer(t, issuerConfig())
 	mustReject(t, e2.Authenticator(), issueToken(t, e1, "spark", sparkSecret), "bad signature")
 	// An HS256 token is refused by an ES256 issuer whatever its key.
 	mustReject(t, e1.Authenticator(), issueToken(t, a, "spark", sparkSecret), `unsupported alg "HS256"`)
