@@ -26,7 +26,9 @@ func init() {
 // refuses a browser's navigation (it carries Sec-Fetch-Mode and no
 // Origin). Like the admin endpoint, it answers only requests that name
 // the gateway by a loopback name, so a web page that rebinds its own DNS
-// name to 127.0.0.1 cannot read it.
+// name to 127.0.0.1 cannot read it; the health paths answer any name, as
+// probes name the gateway by address (a kubelet sends Host: <pod IP>:port)
+// and say no more than ready or not, per catalog.
 type StatusHandler struct {
 	// Hosts are the host names (without port) the handler answers for
 	// (default: localhost, 127.0.0.1, ::1).
@@ -46,7 +48,7 @@ func (h *StatusHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next c
 	if serve == nil {
 		return next.ServeHTTP(w, r)
 	}
-	if !h.allowsHost(r.Host) {
+	if !h.allowsHost(r.Host) && !strings.HasPrefix(r.URL.Path, "/lakegate/health/") {
 		writeAPIError(w, caddy.APIError{HTTPStatus: http.StatusForbidden, Message: "host not allowed: " + r.Host})
 		return nil
 	}

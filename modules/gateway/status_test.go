@@ -595,6 +595,13 @@ func TestStatusHandler(t *testing.T) {
 	assert.Contains(t, body, `"error":"no such lakegate endpoint: /lakegate/nothing"`)
 	status, body = navigate(base+"/lakegate/health/ready", "")
 	assert.Equal(t, http.StatusOK, status, body)
+	// Probes name the gateway by its address, not a loopback name.
+	for _, path := range []string{"/lakegate/health/ready", "/lakegate/health/live"} {
+		status, body = navigate(base+path, "10.0.0.5:"+port)
+		assert.Equal(t, http.StatusOK, status, "%s: %s", path, body)
+	}
+	status, _ = navigate(base+"/lakegate/status", "10.0.0.5:"+port)
+	assert.Equal(t, http.StatusForbidden, status, "the status itself stays loopback-only")
 	status, _ = navigate(base+"/v1/config?warehouse=emb", "")
 	assert.Equal(t, http.StatusOK, status, "the Iceberg door still answers the rest")
 
