@@ -51,6 +51,12 @@ import (
 )
 
 func main() {
+	if len(os.Args) >= 2 {
+		if why, ok := notLakegate[os.Args[1]]; ok {
+			fmt.Fprintf(os.Stderr, "lakegate %s: %s\n", os.Args[1], why)
+			os.Exit(1)
+		}
+	}
 	switch {
 	case len(os.Args) == 2 && os.Args[1] == "version":
 		// Caddy's own `version` names only Caddy's; an operator needs to
@@ -61,6 +67,15 @@ func main() {
 	default:
 		caddycmd.Main()
 	}
+}
+
+// notLakegate are Caddy's commands that would replace this binary with a
+// stock Caddy build downloaded from caddyserver.com (without lakegate's
+// modules): lakegate refuses them and says how it is built instead.
+var notLakegate = map[string]string{
+	"upgrade":        "not available: it would replace lakegate with a stock Caddy from caddyserver.com; build lakegate again (README, Install)",
+	"add-package":    "not available: it would replace lakegate with a stock Caddy from caddyserver.com; add the module with xcaddy (README, Install)",
+	"remove-package": "not available: it would replace lakegate with a stock Caddy from caddyserver.com; build lakegate again (README, Install)",
 }
 
 // listModules runs Caddy's list-modules and fills in lakegate's modules.

@@ -81,6 +81,19 @@ func TestVersion(t *testing.T) {
 	assert.Regexp(t, `^lakegate v9\.9\.9-test \(Caddy v2\.11\.9 \S+\)\n$`, run(t, "version"))
 }
 
+// Caddy's commands that would replace the binary with a stock Caddy from
+// the internet are refused, with how lakegate is built instead.
+func TestRefusesSelfReplacingCommands(t *testing.T) {
+	for _, name := range []string{"upgrade", "add-package", "remove-package"} {
+		cmd := exec.Command(lakegate(t), name, "github.com/example/module")
+		out, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		require.ErrorAs(t, err, &exit, "%s: %s", name, out)
+		assert.Equal(t, 1, exit.ExitCode(), name)
+		assert.Contains(t, string(out), "lakegate "+name+": not available: it would replace lakegate with a stock Caddy", name)
+	}
+}
+
 // list-modules names lakegate's version beside lakegate's modules, in
 // Caddy's format, and Caddy's beside Caddy's.
 func TestListModules(t *testing.T) {
