@@ -68,6 +68,10 @@ type Stats struct {
 	L2Hits        int64 `json:"l2_hits"`
 	Misses        int64 `json:"misses"`
 	Revalidations int64 `json:"revalidations"`
+	// Revalidated counts revalidations the backend answered 304: the
+	// cached copy was served (they are among Misses, which count lookups
+	// that had to ask the backend).
+	Revalidated   int64 `json:"revalidated"`
 	NotModified   int64 `json:"not_modified"`
 	Invalidations int64 `json:"invalidations"`
 	Stale         int64 `json:"stale"`
@@ -119,7 +123,7 @@ type Cache struct {
 	pending    map[string]bool
 	pendingAll bool // too many to remember: drop every table from L2
 
-	l1Hits, l2Hits, misses, revalidations, notModified, invalidations, stale, l2Refused atomic.Int64
+	l1Hits, l2Hits, misses, revalidations, revalidated, notModified, invalidations, stale, l2Refused atomic.Int64
 }
 
 // New returns a cache; rdb may be nil for memory only. With Redis, the
@@ -605,8 +609,10 @@ func (c *Cache) Count(l Level) {
 	}
 }
 
-// CountRevalidation, CountNotModified and CountStale record events.
+// CountRevalidation, CountRevalidated, CountNotModified and CountStale
+// record events.
 func (c *Cache) CountRevalidation() { c.revalidations.Add(1) }
+func (c *Cache) CountRevalidated()  { c.revalidated.Add(1) }
 func (c *Cache) CountNotModified()  { c.notModified.Add(1) }
 func (c *Cache) CountStale()        { c.stale.Add(1) }
 
@@ -617,7 +623,7 @@ func (c *Cache) Stats() Stats {
 	c.mu.Unlock()
 	return Stats{
 		L1Hits: c.l1Hits.Load(), L2Hits: c.l2Hits.Load(), Misses: c.misses.Load(),
-		Revalidations: c.revalidations.Load(), NotModified: c.notModified.Load(),
+		Revalidations: c.revalidations.Load(), Revalidated: c.revalidated.Load(), NotModified: c.notModified.Load(),
 		Invalidations: c.invalidations.Load(), Stale: c.stale.Load(), L2Refused: c.l2Refused.Load(),
 		L1Entries: n, L1Bytes: b,
 	}

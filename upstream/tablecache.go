@@ -149,6 +149,7 @@ func (tc *TableCache) load(w http.ResponseWriter, r *http.Request, rt icerest.Ro
 	rec := Capture(next, out, rt)
 	switch {
 	case rec.Status == http.StatusNotModified && e != nil:
+		tc.Cache.CountRevalidated()
 		fresh := *e
 		fresh.Stored = time.Now()
 		tc.store(r, table, shared, private, &fresh, gen)

@@ -202,7 +202,9 @@ type catalogStatus struct {
 // cacheStatus is the cache's counters and their hit ratio.
 type cacheStatus struct {
 	cache.Stats
-	// HitRatio is (L1+L2 hits) / (hits + misses); null before any lookup.
+	// HitRatio is the share of lookups answered with the cache's copy:
+	// (L1 + L2 hits + revalidated) / (hits + misses), a revalidation the
+	// backend answered 304 being one; null before any lookup.
 	HitRatio *float64 `json:"hit_ratio"`
 }
 
@@ -280,7 +282,7 @@ func newCacheStatus(s cache.Stats) *cacheStatus {
 	out := &cacheStatus{Stats: s}
 	hits := s.L1Hits + s.L2Hits
 	if lookups := hits + s.Misses; lookups > 0 {
-		r := float64(hits) / float64(lookups)
+		r := float64(hits+s.Revalidated) / float64(lookups)
 		out.HitRatio = &r
 	}
 	return out

@@ -139,10 +139,11 @@ type statusDoc struct {
 		} `json:"replay"`
 	} `json:"catalogs"`
 	Cache *struct {
-		L1Hits   int64    `json:"l1_hits"`
-		L2Hits   int64    `json:"l2_hits"`
-		Misses   int64    `json:"misses"`
-		HitRatio *float64 `json:"hit_ratio"`
+		L1Hits      int64    `json:"l1_hits"`
+		L2Hits      int64    `json:"l2_hits"`
+		Misses      int64    `json:"misses"`
+		Revalidated int64    `json:"revalidated"`
+		HitRatio    *float64 `json:"hit_ratio"`
 	} `json:"cache"`
 	Redis struct {
 		Configured bool     `json:"configured"`
@@ -152,6 +153,26 @@ type statusDoc struct {
 		Reachable  *bool    `json:"reachable"`
 		Error      string   `json:"error"`
 	} `json:"redis"`
+}
+
+// A load the backend revalidates with 304 is answered with the cache's
+// copy: the hit ratio counts it as a hit, not as the miss it was counted
+// as (a lookup that had to ask the backend).
+func TestStatusHitRatioCountsRevalidations(t *testing.T) {
+	b := serveCounting(t, nil)
+	seedTables(t, b.prefixURL(), "ns", "t")
+	base, admin := statusGateway(t, map[string]any{"catalogs": []any{cached("always", b.url, map[string]any{}, nil)}})
+	path := base + "/v1/always/namespaces/ns/tables/t"
+	assert.Equal(t, "miss", getTable(t, path).how())
+	for range 3 {
+		assert.Equal(t, "revalidated", getTable(t, path).how())
+	}
+	doc, _ := statusOf(t, admin)
+	require.NotNil(t, doc.Cache)
+	assert.Equal(t, int64(4), doc.Cache.Misses, "every lookup asked the backend")
+	assert.Equal(t, int64(3), doc.Cache.Revalidated)
+	require.NotNil(t, doc.Cache.HitRatio)
+	assert.InDelta(t, 3.0/4, *doc.Cache.HitRatio, 1e-9)
 }
 
 // statusOf reads /lakegate/status; raw is the body as sent.
