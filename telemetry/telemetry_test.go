@@ -101,3 +101,9 @@ func TestSpansUnderTheContextsProvider(t *testing.T) {
 	assert.Equal(t, "00-"+call.SpanContext().TraceID().String()+"-"+call.SpanContext().SpanID().String()+"-01",
 		h.Get("traceparent"))
 }
+
+func TestPresentDropsEmptyStrings(t *testing.T) {
+	got := Present(AttrCatalog.String("lake"), AttrOperation.String(""), attribute.Int("n", 0), AttrCache.String(""))
+	assert.Equal(t, []attribute.KeyValue{AttrCatalog.String("lake"), attribute.Int("n", 0)}, got)
+	assert.Empty(t, Present(AttrCatalog.String("")))
+}

@@ -89,3 +89,16 @@ var (
 	AttrDecision  = attribute.Key("lakegate.decision")
 	AttrReplay    = attribute.Key("lakegate.replay")
 )
+
+// Present drops the attributes whose value is an empty string: an
+// unknown catalog, operation or cache result is left off the span, not
+// recorded as "" (a query for lakegate.catalog="" would match it).
+func Present(kvs ...attribute.KeyValue) []attribute.KeyValue {
+	out := kvs[:0:0]
+	for _, kv := range kvs {
+		if kv.Value.Type() != attribute.STRING || kv.Value.AsString() != "" {
+			out = append(out, kv)
+		}
+	}
+	return out
+}

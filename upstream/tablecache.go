@@ -60,7 +60,7 @@ func (tc *TableCache) Serve(w http.ResponseWriter, r *http.Request, rt icerest.R
 		tc.write(w, r, rt, principal, next)
 	}
 	if rec := telemetry.From(r.Context()); rec != nil && span.IsRecording() {
-		span.SetAttributes(telemetry.AttrCache.String(rec.Cache))
+		span.SetAttributes(telemetry.Present(telemetry.AttrCache.String(rec.Cache))...)
 	}
 	span.End()
 }

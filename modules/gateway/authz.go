@@ -133,8 +133,8 @@ func (g *guard) authorize(ctx context.Context, in policies.Input) policies.Decis
 		return policies.Decision{Allow: true}
 	}
 	ctx, span := telemetry.Start(ctx, "lakegate.policy", func() []attribute.KeyValue {
-		return []attribute.KeyValue{telemetry.AttrCatalog.String(in.Resource.Catalog),
-			telemetry.AttrAPI.String(in.API), telemetry.AttrOperation.String(in.APIOperation)}
+		return telemetry.Present(telemetry.AttrCatalog.String(in.Resource.Catalog),
+			telemetry.AttrAPI.String(in.API), telemetry.AttrOperation.String(in.APIOperation))
 	})
 	start := time.Now()
 	// On any failure the engine denies, with a reason safe to show.

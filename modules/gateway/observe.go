@@ -76,9 +76,9 @@ func (x *exchange) end() {
 	r := &x.rec
 	telemetry.CountRequest(r.Catalog, r.API, r.Operation, x.Status())
 	if x.span.IsRecording() {
-		x.span.SetAttributes(telemetry.AttrAPI.String(r.API),
+		x.span.SetAttributes(telemetry.Present(telemetry.AttrAPI.String(r.API),
 			telemetry.AttrCatalog.String(r.Catalog), telemetry.AttrOperation.String(r.Operation),
-			telemetry.AttrCache.String(r.Cache), telemetry.AttrDecision.String(r.Decision()))
+			telemetry.AttrCache.String(r.Cache), telemetry.AttrDecision.String(r.Decision()))...)
 	}
 	telemetry.EndStatus(x.span, x.Status())
 }
