@@ -12,8 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+
 	"github.com/lakegate/lakegate/duration"
 	"github.com/lakegate/lakegate/identity"
+	"github.com/lakegate/lakegate/telemetry"
 	"github.com/lakegate/lakegate/telemetry/telemetrytest"
 )
 
@@ -341,5 +344,40 @@ func TestIssuerCountsTokens(t *testing.T) {
 	}
 	if got := telemetrytest.Sample(t, "lakegate_tokens_issued_total", grant); got != before+1 {
 		t.Fatalf("tokens issued: %v, want %v", got, before+1)
+	}
+}
+
+// The access log names the client a token request claimed, issued a token
+// or refused one, and never its secret.
+func TestTokenRequestsNameTheirClient(t *testing.T) {
+	i := newIssuer(t, issuerConfig())
+	for _, tc := range []struct {
+		name, id, secret string
+		basic            bool
+		status           int
+	}{
+		{"issued", "spark", sparkSecret, false, http.StatusOK},
+		{"wrong secret", "spark", "guess", false, http.StatusUnauthorized},
+		{"unknown client", "mallory", "guess", false, http.StatusUnauthorized},
+		{"basic", "trino", "trino-secret-abcdefghijklmnop", true, http.StatusOK},
+		{"long id", strings.Repeat("x", 500), "guess", false, http.StatusUnauthorized},
+	} {
+		rec := &telemetry.Record{}
+		form := clientCredentials(tc.id, tc.secret)
+		if tc.basic {
+			form = clientCredentials("", "")
+		}
+		w := postToken(i, form, func(r *http.Request) {
+			*r = *r.WithContext(telemetry.WithRecord(r.Context(), rec))
+			if tc.basic {
+				r.SetBasicAuth(tc.id, tc.secret)
+			}
+		})
+		assert.Equal(t, tc.status, w.Code, tc.name)
+		want := tc.id
+		if len(want) > 128 {
+			want = want[:128]
+		}
+		assert.Equal(t, want, rec.Client, tc.name)
 	}
 }

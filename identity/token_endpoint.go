@@ -128,6 +128,10 @@ func (i *Issuer) authenticateClient(r *http.Request, form url.Values) (*client, 
 	case secret != "":
 		c = i.clientBySecret(id, secret)
 	}
+	if basic {
+		id, _ = url.QueryUnescape(user)
+	}
+	telemetry.From(r.Context()).SetClient(id)
 	if c == nil {
 		return nil, &oauthError{status: http.StatusUnauthorized, Code: "invalid_client",
 			Description: "client authentication failed", basic: basic}

@@ -18,6 +18,9 @@ type Record struct {
 	Catalog   string // "" until the request names a catalog the gateway serves
 	Operation string
 	Principal string
+	// Client is the OAuth client a token request named, issued a token or
+	// refused one (never its secret).
+	Client string
 	// allowed and denied count the policy's answers; refused marks a
 	// request a door turned away on a denial (see Decision).
 	allowed, denied int
@@ -117,11 +120,25 @@ func (r *Record) SetBackend(status int, why string) {
 	}
 }
 
+// maxClientID bounds the client id a token request may put in the log.
+const maxClientID = 128
+
+// SetClient notes the OAuth client a token request named, cut to
+// maxClientID bytes (it is the caller's text, not yet anything we know).
+func (r *Record) SetClient(id string) {
+	if r != nil {
+		if len(id) > maxClientID {
+			id = id[:maxClientID]
+		}
+		r.Client = id
+	}
+}
+
 // MarshalLogObject writes the record as the access log's `lakegate`
 // object; fields a request did not reach are left out.
 func (r *Record) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	for _, f := range [...]struct{ k, v string }{
-		{"api", r.API}, {"catalog", r.Catalog}, {"operation", r.Operation}, {"principal", r.Principal},
+		{"api", r.API}, {"catalog", r.Catalog}, {"operation", r.Operation}, {"principal", r.Principal}, {"client_id", r.Client},
 		{"decision", r.Decision()}, {"cache", r.Cache}, {"replay", r.Replay}, {"backend_error", r.BackendError},
 	} {
 		if f.v != "" {
