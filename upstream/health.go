@@ -17,6 +17,9 @@ type Health struct {
 	// (an embedded backend has none and is always closed).
 	Breaker   string        `json:"breaker"`
 	LastError *BackendError `json:"last_error,omitempty"`
+	// Answered: the backend has answered a call since the gateway started.
+	// A closed breaker that has seen no call says nothing about it.
+	Answered bool `json:"-"`
 }
 
 // BackendError is a backend call that got no answer, or a 5xx.
@@ -31,7 +34,8 @@ type BackendError struct {
 func (b *Remote) Health() Health {
 	u := *b.base
 	u.User, u.RawQuery = nil, ""
-	return Health{Kind: "remote", URL: u.String(), Breaker: b.breaker.State(), LastError: b.lastErr.Load()}
+	return Health{Kind: "remote", URL: u.String(), Breaker: b.breaker.State(), LastError: b.lastErr.Load(),
+		Answered: b.answered.Load()}
 }
 
 // Probe asks the backend for its /v1/config, past the breaker and the
@@ -54,7 +58,7 @@ func (b *Remote) Probe(ctx context.Context) error {
 }
 
 // Health reports an embedded backend: in process, no breaker.
-func (l *Local) Health() Health { return Health{Kind: "embedded", Breaker: "closed"} }
+func (l *Local) Health() Health { return Health{Kind: "embedded", Breaker: "closed", Answered: true} }
 
 // Probe asks the embedded catalog for its /v1/config.
 func (l *Local) Probe(ctx context.Context) error {

@@ -49,6 +49,9 @@ type Remote struct {
 	configTTL time.Duration
 
 	lastErr atomic.Pointer[BackendError]
+	// answered is set once the backend has answered a call: until then a
+	// closed breaker says nothing about it (no call has been tried).
+	answered atomic.Bool
 	prober  prober
 }
 
@@ -382,6 +385,7 @@ func (b *Remote) roundTrip(req *http.Request, op string, body []byte) (*http.Res
 	status := 0
 	if resp != nil {
 		status = resp.StatusCode
+		b.answered.Store(true)
 	}
 	why := ""
 	if err != nil {

@@ -140,7 +140,8 @@ func (a *App) readiness(ctx context.Context) []catalogReady {
 }
 
 // catalogReadiness: a closed breaker is ready without asking the backend
-// (requests are getting through); otherwise a probe says whether the
+// once the backend has answered a call (requests are getting through);
+// before any call, and when the breaker is not closed, a probe says whether the
 // backend answers. Half-open, that decides: the breaker lets the next
 // request through. Open, it does not: the breaker refuses every request
 // until its timeout, whatever the backend, so the catalog is not ready;
@@ -150,8 +151,9 @@ func catalogReadiness(ctx context.Context, name string, cat *catalogState, scrub
 	if !ok {
 		return catalogReady{Name: name, Ready: true, Breaker: "unknown", Reason: "unknown: the backend reports no health"}
 	}
-	c := catalogReady{Name: name, Breaker: hr.Health().Breaker}
-	if c.Breaker == "closed" {
+	h := hr.Health()
+	c := catalogReady{Name: name, Breaker: h.Breaker}
+	if c.Breaker == "closed" && h.Answered {
 		c.Ready = true
 		return c
 	}

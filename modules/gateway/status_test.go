@@ -155,6 +155,19 @@ type statusDoc struct {
 	} `json:"redis"`
 }
 
+// Right after start, a remote backend nothing has called yet is probed:
+// on a dead port it is not ready, though its breaker is closed.
+func TestStatusReadyProbesAnUntriedBackend(t *testing.T) {
+	dead := freeAddr(t) // nothing listens there
+	_, admin := statusGateway(t, map[string]any{"catalogs": []any{remote("gone", "http://"+dead, nil)}})
+	status, rd := ready(t, admin)
+	assert.Equal(t, http.StatusServiceUnavailable, status, "%+v", rd)
+	require.Len(t, rd.Catalogs, 1)
+	assert.False(t, rd.Catalogs[0].Ready)
+	assert.Equal(t, "closed", rd.Catalogs[0].Breaker)
+	assert.Equal(t, "failed", rd.Catalogs[0].Probe)
+}
+
 // A load the backend revalidates with 304 is answered with the cache's
 // copy: the hit ratio counts it as a hit, not as the miss it was counted
 // as (a lookup that had to ask the backend).
@@ -273,8 +286,11 @@ func TestStatusHealthReadyAndStatus(t *testing.T) {
 	for _, c := range rd.Catalogs {
 		assert.True(t, c.Ready, c.Name)
 		assert.Equal(t, "closed", c.Breaker, c.Name)
-		assert.Empty(t, c.Probe, "a closed breaker needs no probe")
 	}
+	// Before any call, a closed breaker says nothing of the remote
+	// backend: it is probed. The embedded one is in process.
+	assert.Empty(t, rd.Catalogs[0].Probe, "emb")
+	assert.Equal(t, "ok", rd.Catalogs[1].Probe, "lake, before any call")
 
 	// three loads: a miss, then two hits; a keyed commit sent twice is
 	// replayed once
@@ -289,6 +305,11 @@ func TestStatusHealthReadyAndStatus(t *testing.T) {
 		code, out, _ := post(t, lakeURL+"/namespaces/ns/tables/t", key, commit)
 		require.Equal(t, http.StatusOK, code, out)
 	}
+
+	// Now that the backend has answered, the closed breaker decides alone.
+	status, rd = ready(t, admin)
+	require.Equal(t, http.StatusOK, status, "%+v", rd)
+	assert.Empty(t, rd.Catalogs[1].Probe, "a closed breaker that has seen answers needs no probe")
 
 	doc, raw := statusOf(t, admin)
 	noSecrets("/lakegate/status", raw)
