@@ -52,7 +52,7 @@ type Remote struct {
 	// answered is set once the backend has answered a call: until then a
 	// closed breaker says nothing about it (no call has been tried).
 	answered atomic.Bool
-	prober  prober
+	prober   prober
 }
 
 // NewRemote prepares a remote backend; it does not contact it.
