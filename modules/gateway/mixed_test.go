@@ -181,9 +181,12 @@ func mixedStatus(t *testing.T, one, two observedGateway) {
 	var ready struct {
 		Status string `json:"status"`
 	}
-	assert.Equal(t, http.StatusServiceUnavailable, one.adminJSON(t, "/lakegate/health/ready", &ready), "lake is gone")
-	assert.Equal(t, http.StatusOK, two.adminJSON(t, "/lakegate/health/ready", &ready),
-		"two's breaker is closed: ready until its own requests fail")
+	assert.Equal(t, http.StatusOK, one.adminJSON(t, "/lakegate/health/ready", &ready), "sea still serves")
+	assert.Equal(t, "degraded", ready.Status, "lake is gone")
+	assert.Equal(t, http.StatusServiceUnavailable, one.adminJSON(t, "/lakegate/health/ready?catalog=lake", &ready),
+		"a probe that follows lake")
+	assert.Equal(t, http.StatusOK, two.adminJSON(t, "/lakegate/health/ready?catalog=lake", &ready),
+		"two's breaker is closed and lake has answered it: ready until its own requests fail")
 }
 
 func mixedAccessLogs(t *testing.T, one, two observedGateway, tokens ...string) {

@@ -9,6 +9,7 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -83,7 +84,7 @@ func handleLive(w http.ResponseWriter, r *http.Request) error {
 
 // readyReport is /lakegate/health/ready's body.
 type readyReport struct {
-	Status   string         `json:"status"` // "ready" or "not ready"
+	Status   string         `json:"status"` // "ready", "degraded" or "not ready"
 	Reason   string         `json:"reason,omitempty"`
 	Catalogs []catalogReady `json:"catalogs"`
 }
@@ -99,7 +100,12 @@ type catalogReady struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-// handleReady is 200 when every catalog's backend is ready, else 503.
+// handleReady is 200 while the gateway can serve: "ready" when every
+// catalog is, "degraded" when some are (a load balancer should keep the
+// replica: the catalogs that are down answer 503 on their own, the others
+// serve), and 503 "not ready" when none is. ?catalog=<name> (repeatable)
+// asks about those catalogs only: 503 unless each is ready, for a probe
+// that follows one backend.
 func handleReady(w http.ResponseWriter, r *http.Request) error {
 	if err := onlyGet(r); err != nil {
 		return err
@@ -109,14 +115,41 @@ func handleReady(w http.ResponseWriter, r *http.Request) error {
 		return writeJSON(w, http.StatusServiceUnavailable,
 			readyReport{Status: "not ready", Reason: "lakegate is not configured", Catalogs: []catalogReady{}})
 	}
-	out := readyReport{Status: "ready", Catalogs: app.readiness(r.Context())}
-	status := http.StatusOK
-	for _, c := range out.Catalogs {
-		if !c.Ready {
-			out.Status, status = "not ready", http.StatusServiceUnavailable
+	out := readyReport{Catalogs: app.readiness(r.Context())}
+	if names := r.URL.Query()["catalog"]; len(names) > 0 {
+		if out.Catalogs, err = only(out.Catalogs, names); err != nil {
+			return err
 		}
 	}
-	return writeJSON(w, status, out)
+	ready := 0
+	for _, c := range out.Catalogs {
+		if c.Ready {
+			ready++
+		}
+	}
+	switch {
+	case ready == len(out.Catalogs):
+		out.Status = "ready"
+	case ready > 0 && len(r.URL.Query()["catalog"]) == 0:
+		out.Status = "degraded"
+	default:
+		out.Status = "not ready"
+		return writeJSON(w, http.StatusServiceUnavailable, out)
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// only keeps the catalogs named; a name the gateway does not serve is 404.
+func only(all []catalogReady, names []string) ([]catalogReady, error) {
+	out := make([]catalogReady, 0, len(names))
+	for _, n := range names {
+		i := slices.IndexFunc(all, func(c catalogReady) bool { return c.Name == n })
+		if i < 0 {
+			return nil, caddy.APIError{HTTPStatus: http.StatusNotFound, Message: fmt.Sprintf("no catalog %q", n)}
+		}
+		out = append(out, all[i])
+	}
+	return out, nil
 }
 
 // readiness checks every catalog at once, so the answer takes one probe's

@@ -110,7 +110,13 @@ type readyDoc struct {
 
 func ready(t *testing.T, admin string) (int, readyDoc) {
 	t.Helper()
-	status, body := fetch(t, http.MethodGet, admin+"/lakegate/health/ready")
+	return readyAt(t, admin, "")
+}
+
+// readyAt reads /lakegate/health/ready with a query ("?catalog=...").
+func readyAt(t *testing.T, admin, query string) (int, readyDoc) {
+	t.Helper()
+	status, body := fetch(t, http.MethodGet, admin+"/lakegate/health/ready"+query)
 	var doc readyDoc
 	require.NoError(t, json.Unmarshal(body, &doc), string(body))
 	return status, doc
@@ -166,6 +172,10 @@ func TestStatusReadyProbesAnUntriedBackend(t *testing.T) {
 	assert.False(t, rd.Catalogs[0].Ready)
 	assert.Equal(t, "closed", rd.Catalogs[0].Breaker)
 	assert.Equal(t, "failed", rd.Catalogs[0].Probe)
+	status, _ = readyAt(t, admin, "?catalog=gone")
+	assert.Equal(t, http.StatusServiceUnavailable, status)
+	status, body := fetch(t, http.MethodGet, admin+"/lakegate/health/ready?catalog=nope")
+	assert.Equal(t, http.StatusNotFound, status, string(body))
 }
 
 // A load the backend revalidates with 304 is answered with the cache's
@@ -352,8 +362,8 @@ func TestStatusHealthReadyAndStatus(t *testing.T) {
 		return strings.Contains(hit(lakeURL+"/namespaces").message, "circuit breaker open")
 	}, 10*time.Second, 10*time.Millisecond, "the breaker opens")
 	status, rd = ready(t, admin)
-	assert.Equal(t, http.StatusServiceUnavailable, status)
-	assert.Equal(t, "not ready", rd.Status)
+	assert.Equal(t, http.StatusOK, status, "emb still serves: the replica stays in rotation")
+	assert.Equal(t, "degraded", rd.Status)
 	for _, c := range rd.Catalogs {
 		switch c.Name {
 		case "emb":
@@ -383,7 +393,7 @@ func TestStatusHealthReadyAndStatus(t *testing.T) {
 	// the backend is back and a probe reaches it, but the breaker is
 	// still open (an hour) and refuses requests: not ready
 	backend.start()
-	status, rd = ready(t, admin)
+	status, rd = readyAt(t, admin, "?catalog=lake")
 	assert.Equal(t, http.StatusServiceUnavailable, status, "%+v", rd)
 	for _, c := range rd.Catalogs {
 		if c.Name == "lake" {
