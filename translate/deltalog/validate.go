@@ -107,8 +107,13 @@ func validateMetadata(m *Metadata) error {
 	if m.SchemaString == "" {
 		return errString("metaData without schemaString")
 	}
+	// Both are required maps; nil and empty are one thing, whichever
+	// format (JSON or parquet) the action came from.
 	if m.Configuration == nil {
 		m.Configuration = map[string]string{}
+	}
+	if m.Format.Options == nil {
+		m.Format.Options = map[string]string{}
 	}
 	seen := map[string]bool{}
 	for _, c := range m.PartitionColumns {
