@@ -165,6 +165,12 @@ func writeParquet(t *testing.T, root, name string, sc *arrow.Schema, actions []A
 	}
 	raw, err := json.Marshal(rows)
 	require.NoError(t, err)
+	writeRows(t, root, name, sc, raw)
+}
+
+// writeRows writes rows given as arrow JSON (maps as key/value lists).
+func writeRows(t *testing.T, root, name string, sc *arrow.Schema, raw []byte) {
+	t.Helper()
 	rec, _, err := array.RecordFromJSON(memory.DefaultAllocator, sc, bytes.NewReader(raw))
 	require.NoError(t, err)
 	defer rec.Release()
@@ -233,4 +239,16 @@ func jsonLines(t *testing.T, actions []Action) string {
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// wrongTypeCheckpoint is a checkpoint whose add.size is a string.
+func wrongTypeCheckpoint(t *testing.T) string {
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "_delta_log"), 0o755))
+	s := arrow.BinaryTypes.String
+	sc := arrow.NewSchema([]arrow.Field{fld("add", arrow.StructOf(fld("path", s), fld("size", s)))}, nil)
+	writeRows(t, dir, "x.parquet", sc, []byte(`[{"add":{"path":"a.parquet","size":"12"}}]`))
+	raw, err := os.ReadFile(filepath.Join(dir, "_delta_log", "x.parquet"))
+	require.NoError(t, err)
+	return string(raw)
 }

@@ -28,7 +28,7 @@ func ResolvePath(root, p string) (string, error) {
 		return "", fmt.Errorf("path %q has a query or fragment", p)
 	}
 	if u.IsAbs() {
-		return u.Scheme + "://" + u.Host + u.Path, nil
+		return absolute(root, u), nil
 	}
 	if strings.HasPrefix(u.Path, "/") {
 		return u.Path, nil // an absolute local path
@@ -39,4 +39,17 @@ func ResolvePath(root, p string) (string, error) {
 		}
 	}
 	return strings.TrimSuffix(root, "/") + "/" + u.Path, nil
+}
+
+// absolute spells an absolute URI the way root is spelled, so that one
+// file is one key in reconciliation: a local table's root is often a plain
+// path while its log says file:///… (or Hadoop's file:/…).
+func absolute(root string, u *url.URL) string {
+	if u.Scheme == "file" && (u.Host == "" || u.Host == "localhost") {
+		if !strings.Contains(root, "://") {
+			return u.Path
+		}
+		return "file://" + u.Path
+	}
+	return u.Scheme + "://" + u.Host + u.Path
 }

@@ -108,7 +108,7 @@ func (l *Log) snapshot(ctx context.Context, want int64) (*Snapshot, error) {
 		return l.build(ctx, lim, ls, target, nil)
 	}
 	if last != nil {
-		return nil, last
+		return nil, errorf(ErrNotFound, "_delta_log", 0, "version %d cannot be reconstructed: its checkpoints are incomplete (%v)", target, last)
 	}
 	return nil, errorf(ErrNotFound, "_delta_log", 0, "version %d cannot be reconstructed: no checkpoint at or before it is followed by all the commits up to it", target)
 }
