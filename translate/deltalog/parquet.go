@@ -7,7 +7,6 @@ import (
 	"io/fs"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	pqschema "github.com/apache/arrow-go/v18/parquet/schema"
@@ -61,7 +60,7 @@ func (l *Log) readParquet(ctx context.Context, name string, lim Limits, fn func(
 	if st, err := f.Stat(); err == nil && st.Size() > lim.MaxCheckpointBytes {
 		return errorf(ErrLimit, name, 0, "%d bytes, over the limit of %d", st.Size(), lim.MaxCheckpointBytes)
 	}
-	rdr, err := file.NewParquetReader(f, file.WithReadProps(parquet.NewReaderProperties(memory.DefaultAllocator)))
+	rdr, err := file.NewParquetReader(f, file.WithReadProps(readerProps()))
 	if err != nil {
 		return errorf(ErrMalformed, name, 0, "not parquet: %v", err)
 	}
@@ -77,6 +76,9 @@ func readRows(ctx context.Context, name string, rdr *file.Reader, fn func(string
 	leaves := wantedLeaves(rdr.MetaData().Schema)
 	if len(leaves) == 0 {
 		return errorf(ErrMalformed, name, 0, "no action columns (add, remove, metaData, protocol, ...)")
+	}
+	if err := checkChunks(rdr, leaves); err != nil {
+		return errorf(ErrMalformed, name, 0, "%v", err)
 	}
 	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: 1024}, memory.DefaultAllocator)
 	if err != nil {
