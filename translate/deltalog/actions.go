@@ -97,7 +97,8 @@ func (d *DeletionVector) UniqueID() string {
 // Path is as the log writes it: a URI (RFC 2396), URL-encoded, relative to
 // the table root unless absolute. Location is that path decoded and made
 // absolute (see ResolvePath): the name a file system or object store knows
-// the file by.
+// the file by. Location is set in a Snapshot, not by ParseCommit, which
+// knows no table root.
 //
 // PartitionValues map partition columns to their serialized values
 // ("Partition Value Serialization"); a nil value is null, and so is an

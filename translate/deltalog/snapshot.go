@@ -12,7 +12,9 @@ import (
 
 // Log is a Delta table's log: the table's location, the IO that reads its
 // files and the Lister that lists _delta_log. Location is as IO takes it
-// (s3://bucket/table, file:///tmp/t, /tmp/t).
+// (s3://bucket/table, file:///tmp/t, /tmp/t). A Log holds no state between
+// calls: each Latest or At lists and reads the log afresh, and calls may run
+// concurrently.
 type Log struct {
 	Location string
 	IO       iceio.IO
