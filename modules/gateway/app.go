@@ -257,6 +257,18 @@ func (a *App) openEmbedded(cc CatalogConfig) (*embedded.Catalog, error) {
 	return v.(pooledCatalog).Catalog, nil
 }
 
+// configuredApp is the lakegate app a front door serves. Caddy's ctx.App
+// would make an empty one when the config has none: the door then loaded,
+// validated and answered every request 400, so a door without the app is
+// a configuration error.
+func configuredApp(ctx caddy.Context, door string) (*App, error) {
+	app, err := ctx.AppIfConfigured("lakegate")
+	if err != nil {
+		return nil, fmt.Errorf("%s needs the lakegate app: add the `lakegate` global option with at least one catalog (JSON: apps.lakegate): %w", door, err)
+	}
+	return app.(*App), nil
+}
+
 // Validate checks names and the default catalog.
 func (a *App) Validate() error {
 	seen := map[string]bool{}

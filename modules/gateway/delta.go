@@ -59,11 +59,11 @@ func (DeltaHandler) CaddyModule() caddy.ModuleInfo {
 
 // Provision binds the handler to the lakegate app and its shared store.
 func (h *DeltaHandler) Provision(ctx caddy.Context) error {
-	app, err := ctx.App("lakegate")
+	app, err := configuredApp(ctx, "lakegate_delta")
 	if err != nil {
 		return err
 	}
-	h.app = app.(*App)
+	h.app = app
 	store, key, err := h.app.deltaStore()
 	if err != nil {
 		return err

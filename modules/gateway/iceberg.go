@@ -40,11 +40,11 @@ func (IcebergHandler) CaddyModule() caddy.ModuleInfo {
 
 // Provision binds the handler to the lakegate app.
 func (h *IcebergHandler) Provision(ctx caddy.Context) error {
-	app, err := ctx.App("lakegate")
+	app, err := configuredApp(ctx, "lakegate_iceberg")
 	if err != nil {
 		return err
 	}
-	h.app = app.(*App)
+	h.app = app
 	return nil
 }
 

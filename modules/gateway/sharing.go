@@ -115,11 +115,11 @@ func (SharingHandler) CaddyModule() caddy.ModuleInfo {
 // Provision resolves the door's secrets and builds the translator; what
 // the config must satisfy is Validate's.
 func (h *SharingHandler) Provision(ctx caddy.Context) error {
-	app, err := ctx.App("lakegate")
+	app, err := configuredApp(ctx, "lakegate_sharing")
 	if err != nil {
 		return err
 	}
-	h.app, h.log = app.(*App), ctx.Logger()
+	h.app, h.log = app, ctx.Logger()
 	if h.Prefix == "" {
 		h.Prefix = defaultSharingPrefix
 	}

@@ -1,9 +1,11 @@
 package gateway
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
+	"github.com/caddyserver/caddy/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -31,4 +33,18 @@ func TestValidateRefusesNegativeDurations(t *testing.T) {
 		Policy: &policies.Config{ReloadInterval: duration.Duration(-time.Second)}}
 	assert.NoError(t, ok.Validate())
 	assert.ErrorContains(t, (&SharingHandler{URLLifetime: neg}).Validate(), "url_lifetime -5s is negative")
+}
+
+// A front door without the lakegate app is a configuration error, not a
+// gateway that loads and then answers every request 400.
+func TestDoorsNeedTheApp(t *testing.T) {
+	for _, door := range []string{"lakegate_iceberg", "lakegate_delta", "lakegate_sharing"} {
+		cfg := []byte(`{"admin":{"disabled":true},"apps":{"http":{"servers":{"s":{"listen":["127.0.0.1:0"],
+			"routes":[{"handle":[{"handler":"` + door + `"}]}]}}}}}`)
+		var c caddy.Config
+		require.NoError(t, json.Unmarshal(cfg, &c))
+		err := caddy.Validate(&c)
+		require.Error(t, err, door)
+		assert.Contains(t, err.Error(), door+" needs the lakegate app", door)
+	}
 }
