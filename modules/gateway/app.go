@@ -3,9 +3,7 @@
 package gateway
 
 import (
-	"context"
 	"fmt"
-	"strings"
 
 	"github.com/caddyserver/caddy/v2"
 	"go.uber.org/zap"
@@ -60,7 +58,8 @@ type App struct {
 	Policy *policies.Config `json:"policy,omitempty"`
 
 	backends   map[string]*catalogState
-	poolKeys   []string
+	lazy       []*lazyCatalog
+	poolKeys   *heldKeys
 	sharedKeys []string
 	replay     replay.Store
 	cache      *cache.Cache
@@ -132,14 +131,6 @@ func clientSeparator(cc CatalogConfig) string {
 
 const defaultMaxRequestBody = 10 << 20
 
-// embeddedPool keeps embedded catalogs (open databases) alive across
-// config reloads: a reload with the same catalog reuses it.
-var embeddedPool = caddy.NewUsagePool()
-
-type pooledCatalog struct{ *embedded.Catalog }
-
-func (p pooledCatalog) Destruct() error { return p.Close() }
-
 // CaddyModule returns the Caddy module information.
 func (App) CaddyModule() caddy.ModuleInfo {
 	return caddy.ModuleInfo{ID: "lakegate", New: func() caddy.Module { return new(App) }}
@@ -164,7 +155,7 @@ func (a *App) Provision(ctx caddy.Context) error {
 		return err
 	}
 	a.guard = g
-	a.backends = map[string]*catalogState{}
+	a.backends, a.poolKeys = map[string]*catalogState{}, &heldKeys{}
 	for _, cc := range a.Catalogs {
 		b, rule, err := a.openBackend(cc)
 		if err != nil {
@@ -229,32 +220,13 @@ func (a *App) openBackend(cc CatalogConfig) (upstream.Backend, *locations.Rule, 
 		b, err := upstream.NewRemote(cc.Name, *cc.Remote, a.log.Named("upstream").With(zap.String("catalog", cc.Name)))
 		return b, rule, err
 	case cc.Embedded != nil:
-		cat, err := a.openEmbedded(cc)
+		lazy, rule, err := a.embeddedCatalog(cc)
 		if err != nil {
 			return nil, nil, err
 		}
-		return upstream.NewLocal(cc.Name, cat), cat.Locations(), nil
+		return upstream.NewLocal(cc.Name, lazy), rule, nil
 	}
 	return nil, nil, fmt.Errorf("no backend configured (embedded or remote)")
-}
-
-func (a *App) openEmbedded(cc CatalogConfig) (*embedded.Catalog, error) {
-	cfg := *cc.Embedded
-	if cfg.Name == "" {
-		cfg.Name = cc.Name
-	}
-	cfg.AllowedLocations = cc.AllowedLocations
-	key := fmt.Sprintf("%s|%s|%s|%s|%s", cfg.Name, cfg.Database, cfg.DSN, cfg.Warehouse,
-		strings.Join(cfg.AllowedLocations, "\x00"))
-	v, _, err := embeddedPool.LoadOrNew(key, func() (caddy.Destructor, error) {
-		cat, err := embedded.Open(context.Background(), cfg, a.log.Named("embedded"))
-		return pooledCatalog{cat}, err
-	})
-	if err != nil {
-		return nil, err
-	}
-	a.poolKeys = append(a.poolKeys, key)
-	return v.(pooledCatalog).Catalog, nil
 }
 
 // configuredApp is the lakegate app a front door serves. Caddy's ctx.App
@@ -298,8 +270,9 @@ func (a *App) Validate() error {
 	return nil
 }
 
-// Start is a no-op: handlers serve the catalogs.
-func (a *App) Start() error { return nil }
+// Start opens the embedded catalogs (Provision only checked them), so a
+// database that cannot be opened fails the load, not a later request.
+func (a *App) Start() error { return a.openCatalogs() }
 
 // Stop is a no-op; Cleanup releases the catalogs.
 func (a *App) Stop() error { return nil }
@@ -309,7 +282,7 @@ func (a *App) Cleanup() error {
 	if err := a.guard.close(); err != nil {
 		a.log.Error("stopping the policy engine", zap.Error(err))
 	}
-	for _, k := range a.poolKeys {
+	for _, k := range a.poolKeys.take() {
 		if _, err := embeddedPool.Delete(k); err != nil {
 			// The key holds the DSN, which may carry a password: not logged.
 			a.log.Error("closing an embedded catalog", zap.Error(err))

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"encoding/json"
+	"os"
 	"testing"
 	"time"
 
@@ -47,4 +48,26 @@ func TestDoorsNeedTheApp(t *testing.T) {
 		require.Error(t, err, door)
 		assert.Contains(t, err.Error(), door+" needs the lakegate app", door)
 	}
+}
+
+// Validating a config (what `lakegate validate` does) opens nothing: no
+// SQLite file, no warehouse directory. Loading it creates both.
+func TestValidateCreatesNoFiles(t *testing.T) {
+	dir := t.TempDir()
+	app := map[string]any{"catalogs": []any{map[string]any{"name": "v", "embedded": map[string]any{
+		"database": "sqlite", "dsn": dir + "/db/catalog.db", "warehouse": dir + "/warehouse"}}}}
+	cfg, err := json.Marshal(map[string]any{"admin": map[string]any{"disabled": true},
+		"apps": map[string]any{"lakegate": app}})
+	require.NoError(t, err)
+	var c caddy.Config
+	require.NoError(t, json.Unmarshal(cfg, &c))
+	require.NoError(t, caddy.Validate(&c))
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "validate wrote files")
+
+	require.NoError(t, caddy.Load(cfg, true))
+	t.Cleanup(func() { _ = caddy.Stop() })
+	assert.FileExists(t, dir+"/db/catalog.db", "a load opens the catalog")
+	assert.DirExists(t, dir+"/warehouse")
 }

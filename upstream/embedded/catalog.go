@@ -81,16 +81,21 @@ type Catalog struct {
 	routeOp map[string]handlerFunc
 }
 
-// Open opens (creating when needed) the catalog's database and warehouse.
-func Open(ctx context.Context, cfg Config, log *zap.Logger) (*Catalog, error) {
-	if log == nil {
-		log = zap.NewNop()
-	}
+// Check validates cfg and returns the rule the catalog's files will be
+// confined to, touching nothing: no database, no directory. It is what a
+// configuration check (`lakegate validate`) needs; Open does the rest.
+func Check(cfg Config) (*locations.Rule, error) {
 	if cfg.Name == "" {
 		return nil, errors.New("embedded catalog: name is required")
 	}
 	if icerest.IsReservedPrefix(cfg.Name) {
 		return nil, fmt.Errorf("embedded catalog: name %q is reserved by the prefix-less path form", cfg.Name)
+	}
+	if err := checkDB(cfg); err != nil {
+		return nil, err
+	}
+	if _, err := newTokenGuard(cfg.Auth); err != nil {
+		return nil, err
 	}
 	warehouse, err := warehouseURL(cfg.Warehouse)
 	if err != nil {
@@ -99,6 +104,25 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*Catalog, error) {
 	rule, err := newRule(warehouse, cfg.AllowedLocations)
 	if err != nil {
 		return nil, fmt.Errorf("embedded catalog %q: %w", cfg.Name, err)
+	}
+	return rule, nil
+}
+
+// Open opens (creating when needed) the catalog's database and warehouse.
+func Open(ctx context.Context, cfg Config, log *zap.Logger) (*Catalog, error) {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	rule, err := Check(cfg)
+	if err != nil {
+		return nil, err
+	}
+	warehouse, err := warehouseURL(cfg.Warehouse)
+	if err != nil {
+		return nil, err
+	}
+	if err := makeWarehouse(warehouse); err != nil {
+		return nil, err
 	}
 	db, dialect, err := openDB(cfg)
 	if err != nil {
@@ -142,6 +166,20 @@ func (c *Catalog) Locations() *locations.Rule { return c.rule }
 // Name is the catalog's name (and advertised prefix).
 func (c *Catalog) Name() string { return c.cfg.Name }
 
+// checkDB validates the database settings without opening anything.
+func checkDB(cfg Config) error {
+	switch cfg.Database {
+	case "", SQLite:
+		if cfg.DSN == "" {
+			return errors.New("embedded catalog: dsn (SQLite file path) is required")
+		}
+	case Postgres:
+	default:
+		return fmt.Errorf("embedded catalog: unknown database %q (want sqlite or postgres)", cfg.Database)
+	}
+	return nil
+}
+
 func openDB(cfg Config) (*sql.DB, sqlcat.SupportedDialect, error) {
 	switch cfg.Database {
 	case "", SQLite:
@@ -183,8 +221,8 @@ func rebinder(d sqlcat.SupportedDialect) func(string) string {
 	}
 }
 
-// warehouseURL makes a local directory an absolute file:// URL, creating
-// it; URLs with a scheme are kept as given.
+// warehouseURL makes a local directory an absolute file:// URL; URLs with
+// a scheme are kept as given.
 func warehouseURL(w string) (string, error) {
 	if w == "" {
 		return "", errors.New("embedded catalog: warehouse is required")
@@ -192,13 +230,17 @@ func warehouseURL(w string) (string, error) {
 	if u, err := url.Parse(w); err == nil && u.Scheme != "" && u.Scheme != "file" {
 		return strings.TrimRight(w, "/"), nil
 	}
-	dir := strings.TrimPrefix(w, "file://")
-	abs, err := filepath.Abs(dir)
+	abs, err := filepath.Abs(strings.TrimPrefix(w, "file://"))
 	if err != nil {
 		return "", err
 	}
-	if err := os.MkdirAll(abs, 0o755); err != nil {
-		return "", err
-	}
 	return "file://" + abs, nil
+}
+
+// makeWarehouse creates a local warehouse directory.
+func makeWarehouse(warehouse string) error {
+	if dir, ok := strings.CutPrefix(warehouse, "file://"); ok {
+		return os.MkdirAll(dir, 0o755)
+	}
+	return nil
 }
