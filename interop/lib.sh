@@ -15,6 +15,9 @@
 #            base+92 its HTTP API; base+93 the recording proxy in front of it
 #   base+94  lakegate, interop/uc-backend (admin base+110); base+95 its Unity Catalog
 #            server's URL transcoder, base+96 that server's HTTP API
+#   base+50  lakegate, interop/flink: root Caddyfile (admin base+120); base+51
+#            examples/remote (admin base+121); base+52 examples/nessie (admin
+#            base+122); base+53 its reference REST server (base+54 spare)
 #   base+20  Nessie (HTTP); base+21 Nessie management
 #   base+30  the S3 object store Nessie writes to
 #   base+100.. admin endpoints of the gateways above (base+100+n for gateway n)
