@@ -19,6 +19,9 @@
 #            Sharing's reference server there; base+99 its S3 (moto)
 #   base+40  Trino (interop/trino); base+41..44 its lakegates: root Caddyfile,
 #            examples/remote, examples/nessie, examples/policy (admin base+112..115)
+#   base+50  lakegate, interop/flink: root Caddyfile (admin base+120); base+51
+#            examples/remote (admin base+121); base+52 examples/nessie (admin
+#            base+122); base+53 its reference REST server (base+54 spare)
 #   base+20  Nessie (HTTP); base+21 Nessie management
 #   base+30  the S3 object store Nessie writes to
 #   base+100.. admin endpoints of the gateways above (base+100+n for gateway n)
