@@ -1,4 +1,5 @@
-"""expected-failures.txt, shared by the pytest suites (python, sharing).
+"""expected-failures.txt, shared by the pytest suites, and the report
+hooks the JVM-driving ones (python, flink) share.
 
 Format: an entry's reason as comment lines (the first is its title), then
 `KEYS FILE::TEST match: REGEX` (KEYS comma-separated: backends for the
@@ -43,6 +44,45 @@ def mark(item, reason, match):
     item.add_marker(pytest.mark.xfail(strict=True, reason=reason))
     if match:
         item.stash[MATCH] = match
+
+
+def mark_by_target(items, folder, label=lambda target: target):
+    """Marks the items of a suite parametrized by `target` whose test and
+    target expected-failures.txt (in folder) lists; the reason is
+    "<label(target)>: <reason>"."""
+    expected = load(folder)
+    for item in items:
+        target = getattr(item, "callspec", None) and item.callspec.params.get("target")
+        k = key(item)
+        if target and k in expected and target in expected[k][0]:
+            _, reason, match = expected[k]
+            mark(item, f"{label(target)}: {' '.join(reason)}", match)
+
+
+def short_jvm_error(text, limit=14):
+    """A JVM error's message and causes without the stack frames."""
+    keep = []
+    for line in text.splitlines():
+        s = line.strip()
+        if s.startswith("Suppressed:") or s == "JVM stacktrace:":
+            break
+        if s.startswith("at ") or (s.startswith("...") and s.endswith("more")) or not s:
+            continue
+        keep.append(line)
+    return "\n".join(keep[:limit])
+
+
+def shorten_jvm_failure(item, call, report):
+    """Failures raised from a JVM (Spark, Flink) carry a stack trace of
+    hundreds of lines in their message: report the test's line and the Java
+    message and causes instead."""
+    text = str(call.excinfo.value)
+    if not report.failed or "\tat " not in text:
+        return
+    where = [e for e in call.excinfo.traceback if str(e.path) == str(item.path)]
+    loc = f"{where[-1].path}:{where[-1].lineno + 1}" if where else item.nodeid
+    source = str(where[-1].statement).strip() if where else ""
+    report.longrepr = f"{loc}: {source}\n{call.excinfo.typename}: {short_jvm_error(text)}"
 
 
 def unexpected(item, call, report):

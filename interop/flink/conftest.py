@@ -219,43 +219,14 @@ def flink():
     return _flink
 
 
-def _short_jvm_error(text, limit=14):
-    """A JVM error's message and causes without the stack frames."""
-    keep = []
-    for line in text.splitlines():
-        s = line.strip()
-        if s.startswith("Suppressed:"):
-            break
-        if s.startswith("at ") or (s.startswith("...") and s.endswith("more")) or not s:
-            continue
-        keep.append(line)
-    return "\n".join(keep[:limit])
-
-
 def pytest_collection_modifyitems(config, items):
-    expected = expected_failures.load(os.path.dirname(__file__))
-    for item in items:
-        target = getattr(item, "callspec", None) and item.callspec.params.get("target")
-        key = expected_failures.key(item)
-        if target and key in expected and target in expected[key][0]:
-            _, reason, match = expected[key]
-            expected_failures.mark(item, f"{target}: {' '.join(reason)}", match)
+    expected_failures.mark_by_target(items, os.path.dirname(__file__))
 
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
-    if call.excinfo is None:
+    if call.excinfo is None or expected_failures.unexpected(item, call, report):
         return
-    if expected_failures.unexpected(item, call, report):
-        return
-    text = str(call.excinfo.value)
-    # Errors raised from the JVM carry a stack trace of hundreds of lines:
-    # report the test's line and the Java message and causes instead.
-    if not report.failed or "\tat " not in text:
-        return
-    where = [e for e in call.excinfo.traceback if str(e.path) == str(item.path)]
-    loc = f"{where[-1].path}:{where[-1].lineno + 1}" if where else item.nodeid
-    source = str(where[-1].statement).strip() if where else ""
-    report.longrepr = f"{loc}: {source}\n{call.excinfo.typename}: {_short_jvm_error(text)}"
+    expected_failures.shorten_jvm_failure(item, call, report)

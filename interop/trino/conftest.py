@@ -109,13 +109,7 @@ def catalog_name(target):
 
 
 def pytest_collection_modifyitems(config, items):
-    expected = expected_failures.load(os.path.dirname(__file__))
-    for item in items:
-        target = getattr(item, "callspec", None) and item.callspec.params.get("target")
-        key = expected_failures.key(item)
-        if target and key in expected and target in expected[key][0]:
-            _, reason, match = expected[key]
-            expected_failures.mark(item, f"{target}: {' '.join(reason)}", match)
+    expected_failures.mark_by_target(items, os.path.dirname(__file__))
 
 
 from expected_failures import pytest_runtest_makereport  # noqa: E402,F401
