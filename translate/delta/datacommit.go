@@ -9,7 +9,6 @@ import (
 	"io"
 	"maps"
 	"net/http"
-	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -20,6 +19,7 @@ import (
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/lakegate/lakegate/translate/deltalog"
 	"github.com/lakegate/lakegate/translate/schema"
 	"github.com/lakegate/lakegate/upstream/locations"
 )
@@ -232,20 +232,14 @@ func (t fileTranslator) dataFile(a *fileAction, add bool) (iceberg.DataFile, err
 	return b.Build(), nil
 }
 
-// resolve turns a Delta path (a URI, relative to the table root unless
-// absolute) into the file's location as Iceberg spells it: unescaped, as
-// the object store or file system names it. It must stay under the table.
+// resolve turns a Delta path into the file's location as Iceberg spells
+// it (deltalog.ResolvePath: decoded, relative to the table root unless
+// absolute); for a data commit it must stay under the table.
 func (t fileTranslator) resolve(p string) (string, error) {
-	u, err := url.Parse(p)
-	if err != nil || p == "" {
-		return "", invalidParam("file path %q is not a URI", p)
-	}
 	root := strings.TrimSuffix(t.m.Location(), "/")
-	var loc string
-	if u.IsAbs() {
-		loc = u.Scheme + "://" + u.Host + u.Path
-	} else {
-		loc = root + "/" + u.Path
+	loc, err := deltalog.ResolvePath(root, p)
+	if err != nil {
+		return "", invalidParam("file %v", err)
 	}
 	if !strings.HasPrefix(loc, root+"/") || strings.Contains(loc[len(root):], "/../") || strings.HasSuffix(loc, "/..") {
 		return "", invalidParam("file %q is outside the table's location %s", p, root)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -57,5 +58,31 @@ func TestPartitionValueBadInput(t *testing.T) {
 		if tc.message != "" {
 			assert.Contains(t, err.Error(), tc.message, "%s as %s", tc.in, tc.typ)
 		}
+	}
+}
+
+// A data commit's file paths are decoded (deltalog.ResolvePath) and must
+// name files under the table.
+func TestResolveDataFilePath(t *testing.T) {
+	sch := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64})
+	m, err := table.NewMetadata(sch, iceberg.UnpartitionedSpec, table.UnsortedSortOrder, "file:///wh/t", nil)
+	require.NoError(t, err)
+	tr := fileTranslator{m: m}
+	for in, want := range map[string]string{
+		"region=us%2Feast%201/part-0.parquet": "file:///wh/t/region=us/east 1/part-0.parquet",
+		"file:///wh/t/part-1.parquet":         "file:///wh/t/part-1.parquet",
+		"file:/wh/t/part-2.parquet":           "file:///wh/t/part-2.parquet",
+	} {
+		got, err := tr.resolve(in)
+		require.NoError(t, err, in)
+		assert.Equal(t, want, got, in)
+	}
+	for _, bad := range []string{"", "../other/part.parquet", "file:///wh/other/part.parquet",
+		"file:///wh/t/../u/part.parquet", "s3://bucket/t/part.parquet", "part.parquet?x=1", "%zz"} {
+		_, err := tr.resolve(bad)
+		require.Error(t, err, bad)
+		e := AsError(err)
+		assert.Equal(t, 400, e.Code, bad)
+		assert.Equal(t, InvalidParameterValue, e.Type, bad)
 	}
 }
