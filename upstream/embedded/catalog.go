@@ -85,27 +85,40 @@ type Catalog struct {
 // confined to, touching nothing: no database, no directory. It is what a
 // configuration check (`lakegate validate`) needs; Open does the rest.
 func Check(cfg Config) (*locations.Rule, error) {
+	p, err := prepare(cfg)
+	return p.rule, err
+}
+
+// prepared is what Check derives from a Config and Open uses.
+type prepared struct {
+	warehouse string // an absolute URL
+	rule      *locations.Rule
+	tokens    *tokenGuard
+}
+
+func prepare(cfg Config) (prepared, error) {
 	if cfg.Name == "" {
-		return nil, errors.New("embedded catalog: name is required")
+		return prepared{}, errors.New("embedded catalog: name is required")
 	}
 	if icerest.IsReservedPrefix(cfg.Name) {
-		return nil, fmt.Errorf("embedded catalog: name %q is reserved by the prefix-less path form", cfg.Name)
+		return prepared{}, fmt.Errorf("embedded catalog: name %q is reserved by the prefix-less path form", cfg.Name)
 	}
 	if err := checkDB(cfg); err != nil {
-		return nil, err
+		return prepared{}, err
 	}
-	if _, err := newTokenGuard(cfg.Auth); err != nil {
-		return nil, err
+	tokens, err := newTokenGuard(cfg.Auth)
+	if err != nil {
+		return prepared{}, err
 	}
 	warehouse, err := warehouseURL(cfg.Warehouse)
 	if err != nil {
-		return nil, err
+		return prepared{}, err
 	}
 	rule, err := newRule(warehouse, cfg.AllowedLocations)
 	if err != nil {
-		return nil, fmt.Errorf("embedded catalog %q: %w", cfg.Name, err)
+		return prepared{}, fmt.Errorf("embedded catalog %q: %w", cfg.Name, err)
 	}
-	return rule, nil
+	return prepared{warehouse: warehouse, rule: rule, tokens: tokens}, nil
 }
 
 // Open opens (creating when needed) the catalog's database and warehouse.
@@ -113,22 +126,18 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*Catalog, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	rule, err := Check(cfg)
+	p, err := prepare(cfg)
 	if err != nil {
 		return nil, err
 	}
-	warehouse, err := warehouseURL(cfg.Warehouse)
-	if err != nil {
-		return nil, err
-	}
-	if err := makeWarehouse(warehouse); err != nil {
+	if err := makeWarehouse(p.warehouse); err != nil {
 		return nil, err
 	}
 	db, dialect, err := openDB(cfg)
 	if err != nil {
 		return nil, err
 	}
-	props := iceberg.Properties{"warehouse": warehouse}
+	props := iceberg.Properties{"warehouse": p.warehouse}
 	for k, v := range cfg.Properties {
 		props[k] = v
 	}
@@ -137,18 +146,13 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*Catalog, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("embedded catalog %q: %w", cfg.Name, err)
 	}
-	tokens, err := newTokenGuard(cfg.Auth)
-	if err != nil {
-		_ = db.Close()
-		return nil, err
-	}
 	sep := cfg.NamespaceSeparator
 	if sep == "" {
 		sep = icerest.UnitSeparator
 	}
 	c := &Catalog{
 		cfg: cfg, db: db, cat: cat, props: props, sep: sep, log: log,
-		plans: newPlanStore(), tokens: tokens, rule: rule, rebind: rebinder(dialect),
+		plans: newPlanStore(), tokens: p.tokens, rule: p.rule, rebind: rebinder(dialect),
 	}
 	c.routeOp = c.handlers()
 	return c, nil
