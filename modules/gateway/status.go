@@ -115,12 +115,12 @@ func handleReady(w http.ResponseWriter, r *http.Request) error {
 		return writeJSON(w, http.StatusServiceUnavailable,
 			readyReport{Status: "not ready", Reason: "lakegate is not configured", Catalogs: []catalogReady{}})
 	}
-	out := readyReport{Catalogs: app.readiness(r.Context())}
-	if names := r.URL.Query()["catalog"]; len(names) > 0 {
-		if out.Catalogs, err = only(out.Catalogs, names); err != nil {
-			return err
-		}
+	names := r.URL.Query()["catalog"]
+	catalogs, err := app.named(names)
+	if err != nil {
+		return err
 	}
+	out := readyReport{Catalogs: app.readiness(r.Context(), catalogs)}
 	ready := 0
 	for _, c := range out.Catalogs {
 		if c.Ready {
@@ -130,7 +130,7 @@ func handleReady(w http.ResponseWriter, r *http.Request) error {
 	switch {
 	case ready == len(out.Catalogs):
 		out.Status = "ready"
-	case ready > 0 && len(r.URL.Query()["catalog"]) == 0:
+	case ready > 0 && len(names) == 0:
 		out.Status = "degraded"
 	default:
 		out.Status = "not ready"
@@ -139,28 +139,33 @@ func handleReady(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, out)
 }
 
-// only keeps the catalogs named; a name the gateway does not serve is 404.
-func only(all []catalogReady, names []string) ([]catalogReady, error) {
-	out := make([]catalogReady, 0, len(names))
+// named are the configured catalogs of those names, in the order asked
+// (all of them when none is named); a name the gateway does not serve is
+// 404. Only those are probed.
+func (a *App) named(names []string) ([]CatalogConfig, error) {
+	if len(names) == 0 {
+		return a.Catalogs, nil
+	}
+	out := make([]CatalogConfig, 0, len(names))
 	for _, n := range names {
-		i := slices.IndexFunc(all, func(c catalogReady) bool { return c.Name == n })
+		i := slices.IndexFunc(a.Catalogs, func(cc CatalogConfig) bool { return cc.Name == n })
 		if i < 0 {
 			return nil, caddy.APIError{HTTPStatus: http.StatusNotFound, Message: fmt.Sprintf("no catalog %q", n)}
 		}
-		out = append(out, all[i])
+		out = append(out, a.Catalogs[i])
 	}
 	return out, nil
 }
 
-// readiness checks every catalog at once, so the answer takes one probe's
+// readiness checks the catalogs at once, so the answer takes one probe's
 // time at most, not one per catalog down.
-func (a *App) readiness(ctx context.Context) []catalogReady {
+func (a *App) readiness(ctx context.Context, catalogs []CatalogConfig) []catalogReady {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	scrub := a.scrubber()
-	out := make([]catalogReady, len(a.Catalogs))
+	out := make([]catalogReady, len(catalogs))
 	var wg sync.WaitGroup
-	for i, cc := range a.Catalogs {
+	for i, cc := range catalogs {
 		cat, ok := a.backends[cc.Name]
 		if !ok {
 			out[i] = catalogReady{Name: cc.Name, Breaker: "unknown", Reason: "not provisioned"}
