@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/lakegate/lakegate/caller"
+	"github.com/lakegate/lakegate/telemetry"
 	"github.com/lakegate/lakegate/upstream/icerest"
 	"github.com/lakegate/lakegate/upstream/locations"
 )
@@ -25,8 +27,28 @@ type Pipeline struct {
 	// icerest.BodyLocations); nil leaves them to the backend. The
 	// embedded catalog confines itself, reads included.
 	Locations *locations.Rule
+	// Refresher, when set, brings tables whose state lives partly outside
+	// the catalog up to date before a LoadTable is answered, and refuses
+	// writes that would make them diverge (see Refresher).
+	Refresher Refresher
 
 	serve func(w http.ResponseWriter, r *http.Request, rt icerest.Route, principal string)
+}
+
+// A Refresher keeps tables whose truth is outside the catalog honest on
+// the Iceberg side: an EXTERNAL Delta table, whose engines commit to its
+// Delta log and never tell the catalog, is brought up to date from the
+// log before it is served (translate/delta), and Iceberg writes to it are
+// refused, since the next refresh would undo them. The pipeline consults
+// it only on LoadTable, updateTable and commitTransaction; it must answer
+// cheaply (nil, false) for every other table.
+type Refresher interface {
+	// Refresh is given the LoadTable answer the pipeline is about to
+	// serve; changed reports that it committed to the table, and the
+	// load is then served again.
+	Refresh(ctx context.Context, catalog string, rt icerest.Route, answer []byte) (changed bool, err error)
+	// CheckWrite refuses a write to a table the refresher owns.
+	CheckWrite(ctx context.Context, catalog string, rt icerest.Route, body []byte) error
 }
 
 // PipelineOption adds a stage to a pipeline.
@@ -98,7 +120,72 @@ func (p *Pipeline) Serve(w http.ResponseWriter, r *http.Request, rt icerest.Rout
 			return
 		}
 	}
+	if p.Refresher != nil {
+		p.serveRefreshed(w, r, rt, principal)
+		return
+	}
 	p.serve(w, r, rt, principal)
+}
+
+// serveRefreshed serves a request under the Refresher: a load is captured,
+// refreshed if the refresher says so, and served again; a table write is
+// checked first. Its calls act for the same caller as the request.
+func (p *Pipeline) serveRefreshed(w http.ResponseWriter, r *http.Request, rt icerest.Route, principal string) {
+	ctx := caller.With(r.Context(), caller.Caller{Principal: principal, Authorization: r.Header.Get("Authorization")})
+	switch rt.Operation {
+	case icerest.OpUpdateTable, icerest.OpCommitTransaction:
+		body, err := icerest.HoldBody(r)
+		if err == nil {
+			err = p.Refresher.CheckWrite(ctx, p.Catalog, rt, body)
+		}
+		if err != nil {
+			icerest.WriteError(w, r, err)
+			return
+		}
+	case icerest.OpLoadTable:
+		// The refresher needs the body even when the client holds the
+		// current version, so the 304 is decided here.
+		plain := r.Clone(r.Context())
+		plain.Header.Del("If-None-Match")
+		rec := Capture(func(w http.ResponseWriter, r *http.Request, rt icerest.Route) {
+			p.serve(w, r, rt, principal)
+		}, plain, rt)
+		if rec.Status != http.StatusOK {
+			rec.WriteTo(w)
+			return
+		}
+		changed, err := p.Refresher.Refresh(ctx, p.Catalog, rt, rec.Body.Bytes())
+		switch {
+		case err != nil:
+			icerest.WriteError(w, r, err)
+		case changed:
+			p.serve(w, r, rt, principal)
+		default:
+			p.writeLoad(w, r, rec)
+		}
+		return
+	}
+	p.serve(w, r, rt, principal)
+}
+
+// writeLoad sends a captured LoadTable answer, or 304 when the client
+// already holds its version.
+func (p *Pipeline) writeLoad(w http.ResponseWriter, r *http.Request, rec *Captured) {
+	inm, etag := r.Header.Get("If-None-Match"), rec.Header.Get("ETag")
+	if inm == "" || etag == "" || !icerest.ETagMatches(inm, etag) {
+		rec.WriteTo(w)
+		return
+	}
+	for k, v := range rec.Header {
+		if k != "Content-Length" && k != "Content-Type" {
+			w.Header()[k] = v
+		}
+	}
+	if p.Cache != nil {
+		p.Cache.Cache.CountNotModified()
+	}
+	telemetry.CountNotModified(p.Catalog)
+	w.WriteHeader(http.StatusNotModified)
 }
 
 // vetRequest refuses a request the spec says is malformed (its query

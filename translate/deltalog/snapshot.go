@@ -78,6 +78,17 @@ func (l *Log) Latest(ctx context.Context) (*Snapshot, error) {
 	return l.snapshot(ctx, -1)
 }
 
+// LatestVersion is the newest version in the log, from one listing of
+// _delta_log and no file read: the cheap question "has the table moved
+// since version v?" before the price of a snapshot is paid.
+func (l *Log) LatestVersion(ctx context.Context) (int64, error) {
+	ls, err := l.list(ctx, l.Limits.withDefaults())
+	if err != nil {
+		return 0, err
+	}
+	return l.target(ls, -1)
+}
+
 // At is the snapshot at version (time travel by version).
 func (l *Log) At(ctx context.Context, version int64) (*Snapshot, error) {
 	if version < 0 {

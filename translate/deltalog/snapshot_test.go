@@ -68,6 +68,17 @@ func keys[V any](m map[string]V) []string {
 
 // add.path is a URI: escaped characters are decoded into the location,
 // while Path keeps the log's spelling ("Add File and Remove File").
+// LatestVersion answers from the listing alone: the newest version, and
+// not-found for a location without a log.
+func TestLatestVersion(t *testing.T) {
+	v, err := open(copyLog(t, "basic")).LatestVersion(context.Background())
+	require.NoError(t, err)
+	assert.EqualValues(t, 5, v)
+
+	_, err = open(t.TempDir()).LatestVersion(context.Background())
+	assert.ErrorIs(t, err, ErrNotFound)
+}
+
 func TestEscapedPathsAndPartitionValues(t *testing.T) {
 	root := copyLog(t, "basic")
 	s := at(t, root, 0)
