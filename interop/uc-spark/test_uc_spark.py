@@ -70,11 +70,10 @@ class Chain:
         self.done.add(step)
 
     def same(self, sql, iceberg, expected, columns, what):
-        """Spark's rows of the table, then (lakegate, tables whose commits
-        go through the catalog) the Iceberg door's."""
+        """Spark's rows of the table, then (lakegate) the Iceberg door's."""
         got = rows_of(sql(f"SELECT * FROM {self.table}"), columns)
         assert got == sort_rows(expected), f"Spark after {what}"
-        if iceberg is None or not self.CATALOG_COMMITS:
+        if iceberg is None:
             return
         self.iceberg_same(iceberg, expected, columns, what)
 
@@ -183,7 +182,6 @@ class TestManaged(Chain):
     through the catalog (catalog-managed Delta, UC Delta REST API)."""
 
     KIND = "managed"
-    CATALOG_COMMITS = True
 
 
 class TestExternal(Chain):
@@ -191,6 +189,6 @@ class TestExternal(Chain):
     through UC's main API, then committed by Delta to its own _delta_log."""
 
     KIND = "external"
-    # Delta commits to the table's own _delta_log; the catalog sees only
-    # the CREATE (see test_iceberg_door_after_writes).
-    CATALOG_COMMITS = False
+    # Delta commits to the table's own _delta_log and the catalog sees only
+    # the CREATE; lakegate syncs the Iceberg side from the log on load, so
+    # the Iceberg door is checked after every statement here too.

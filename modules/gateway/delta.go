@@ -72,6 +72,7 @@ func (h *DeltaHandler) Provision(ctx caddy.Context) error {
 	h.svc = delta.NewService(h.app, store)
 	h.svc.VendsPaths = len(h.PathCredentials) > 0
 	h.unity = unity.NewService(h.svc)
+	h.app.syncDeltaLogs(h.svc)
 	return nil
 }
 

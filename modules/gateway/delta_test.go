@@ -81,8 +81,13 @@ const ordersColumns = `{"type":"struct","fields":[
 
 func createOrders(t *testing.T, base, dir, name string) map[string]any {
 	t.Helper()
+	return createOrdersAs(t, base, dir, name, "EXTERNAL")
+}
+
+func createOrdersAs(t *testing.T, base, dir, name, tableType string) map[string]any {
+	t.Helper()
 	code, out := call(t, http.MethodPost, base+deltaAPI+"/catalogs/lake/schemas/sales/tables", map[string]any{
-		"name": name, "location": "file://" + filepath.Join(dir, name), "table-type": "EXTERNAL",
+		"name": name, "location": "file://" + filepath.Join(dir, name), "table-type": tableType,
 		"comment": "orders table", "columns": json.RawMessage(ordersColumns),
 		"partition-columns":        []string{"region"},
 		"protocol":                 map[string]any{"min-reader-version": 3, "min-writer-version": 7, "reader-features": []string{"deletionVectors"}, "writer-features": []string{"deletionVectors"}},
@@ -115,8 +120,9 @@ func TestDeltaTableLifecycle(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, code)
 	assert.Equal(t, "NoSuchCatalogException", cfg["error"].(map[string]any)["type"])
 
-	// create → Iceberg side
-	created := createOrders(t, base, dir, "orders")
+	// create → Iceberg side. MANAGED, since Iceberg writes to it follow
+	// (an EXTERNAL table's Iceberg side is read-only: its log is its truth).
+	created := createOrdersAs(t, base, dir, "orders", "MANAGED")
 	tbl, err := ice.LoadTable(ctx, table.Identifier{"sales", "orders"})
 	require.NoError(t, err)
 	s := tbl.Schema()
@@ -145,7 +151,7 @@ func TestDeltaTableLifecycle(t *testing.T) {
 	assert.JSONEq(t, ordersColumns, string(cols))
 	assert.Equal(t, []any{"region"}, m["partition-columns"])
 	assert.Equal(t, tbl.Metadata().TableUUID().String(), m["table-uuid"])
-	assert.Equal(t, "EXTERNAL", m["table-type"])
+	assert.Equal(t, "MANAGED", m["table-type"])
 	props := m["properties"].(map[string]any)
 	assert.Equal(t, "true", props["delta.enableDeletionVectors"])
 	assert.Equal(t, "3", props["delta.minReaderVersion"])

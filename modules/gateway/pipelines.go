@@ -25,6 +25,18 @@ func (a *App) Transport(name string) (http.RoundTripper, bool) {
 	return pipelineTransport{cat}, true
 }
 
+// syncDeltaLogs has every catalog's pipeline keep EXTERNAL Delta tables
+// in step with their Delta logs through r (upstream.Refresher). Only a
+// Delta door creates such tables, so a gateway without one pays nothing
+// for it; with several doors the first one's service does it.
+func (a *App) syncDeltaLogs(r upstream.Refresher) {
+	for _, cat := range a.backends {
+		if cat.pipeline.Refresher == nil {
+			cat.pipeline.Refresher = r
+		}
+	}
+}
+
 // Locations is where catalog name's files may be read from (nil: not
 // confined by lakegate).
 func (a *App) Locations(name string) *locations.Rule {

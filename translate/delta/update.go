@@ -44,7 +44,7 @@ func (s *Service) Update(ctx context.Context, ref Ref, req *UpdateTableRequest) 
 	if err != nil {
 		return nil, err
 	}
-	unlock, err := s.store.Lock(ctx, "table|"+ref.Catalog+"|"+strings.Join(ref.Namespace, "\x1f")+"|"+ref.Name)
+	unlock, err := s.store.Lock(ctx, lockKey(ref))
 	if err != nil {
 		return nil, Errorf(http.StatusServiceUnavailable, InternalServerError, "could not lock the table for the update: %v", err)
 	}

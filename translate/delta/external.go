@@ -1,0 +1,326 @@
+package delta
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+	iceio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakegate/lakegate/translate/deltalog"
+	"github.com/lakegate/lakegate/translate/schema"
+	"github.com/lakegate/lakegate/upstream/icerest"
+)
+
+// An EXTERNAL Delta table (created through this API or UC's createTable
+// with a LOCATION) is committed by its engines straight to its own
+// _delta_log: no call reaches the catalog, as in Unity Catalog. Its
+// Iceberg side would keep what the create said forever. So the Delta log
+// is its truth, and lakegate's pipeline asks the Service (as its
+// upstream.Refresher) before it answers a LoadTable of one: when the log
+// has a version newer than the one last synced, the Iceberg table is
+// brought to it (schema, partitioning, and one snapshot that adds the
+// log's new files and deletes the ones it removed), then the load is
+// served. Iceberg writes to such a table are refused: the next sync
+// would undo them. UniForm tables are not synced: their Iceberg metadata
+// is the engine's own.
+
+// PropSyncedVersion is the Delta log version an EXTERNAL table's Iceberg
+// side was last brought to.
+const PropSyncedVersion = Prefix + "synced-version"
+
+// ownCall marks the Delta translator's own Iceberg calls (the door's and
+// the sync's): the pipeline's Refresher lets them through unsynced and
+// unchecked, which also ends the recursion of a sync's own loads.
+type ownCall struct{}
+
+// fsFunc opens a table's storage.
+type fsFunc = func(context.Context) (iceio.IO, error)
+
+func markOwn(ctx context.Context) context.Context { return context.WithValue(ctx, ownCall{}, true) }
+
+func isOwn(ctx context.Context) bool { own, _ := ctx.Value(ownCall{}).(bool); return own }
+
+// logSynced reports a table whose Iceberg side lakegate keeps from its
+// Delta log.
+func logSynced(props map[string]string) bool {
+	return props[PropTableType] == External && props[PropLatestUniform] == ""
+}
+
+// tableTypeKey is how the property appears in a LoadTable answer: a
+// table without it is no Delta table, and most answers are ruled out by
+// this scan without being parsed.
+var tableTypeKey = []byte(`"` + PropTableType + `"`)
+
+// Refresh brings an EXTERNAL Delta table's Iceberg side up to its Delta
+// log before answer is served (upstream.Refresher). changed reports a
+// commit: the pipeline then serves the load again.
+func (s *Service) Refresh(ctx context.Context, catalog string, rt icerest.Route, answer []byte) (bool, error) {
+	if isOwn(ctx) || !bytes.Contains(answer, tableTypeKey) {
+		return false, nil
+	}
+	var doc struct {
+		Metadata struct {
+			Properties map[string]string `json:"properties"`
+		} `json:"metadata"`
+	}
+	if json.Unmarshal(answer, &doc) != nil || !logSynced(doc.Metadata.Properties) {
+		return false, nil
+	}
+	ref := Ref{Catalog: catalog, Namespace: rt.Namespace, Name: rt.Table}
+	changed, err := s.syncExternal(markOwn(ctx), ref)
+	if isConflict(err) {
+		// The table moved under the sync (an Iceberg commit raced it, or
+		// a replica without the shared lock synced it): once more, on the
+		// table as it is now.
+		changed, err = s.syncExternal(markOwn(ctx), ref)
+	}
+	if err != nil {
+		return false, syncError(ref, err)
+	}
+	return changed, nil
+}
+
+// CheckWrite refuses an Iceberg updateTable or commitTransaction that
+// touches an EXTERNAL Delta table (upstream.Refresher).
+func (s *Service) CheckWrite(ctx context.Context, catalog string, rt icerest.Route, body []byte) error {
+	if isOwn(ctx) {
+		return nil
+	}
+	ids := []icerest.Identifier{{Namespace: rt.Namespace, Name: rt.Table}}
+	if rt.Operation == icerest.OpCommitTransaction {
+		var err error
+		if ids, err = icerest.TouchedTables(rt.Operation, body); err != nil {
+			return nil // malformed: the pipeline's validation answers it
+		}
+	}
+	ctx = markOwn(ctx)
+	c, err := s.client(ctx, catalog)
+	if err != nil {
+		return nil // the write's own call reports the catalog's failure
+	}
+	for _, id := range ids {
+		p, err := c.peek(ctx, id.Namespace, id.Name)
+		if err != nil {
+			continue // a missing table is the write's own answer to give
+		}
+		if logSynced(p.Properties) {
+			return icerest.Errorf(http.StatusNotAcceptable, icerest.UnsupportedOperation,
+				"table %s is an EXTERNAL Delta table: its Delta log is its truth, and lakegate shows it as Iceberg read-only; "+
+					"write it with a Delta engine", qualified(id.Namespace, id.Name))
+		}
+	}
+	return nil
+}
+
+// syncExternal commits the log's news to the Iceberg table under the
+// table's lock (the one Delta updates take, shared across replicas with a
+// Redis store), and reports whether it committed.
+func (s *Service) syncExternal(ctx context.Context, ref Ref) (bool, error) {
+	c, err := s.client(ctx, ref.Catalog)
+	if err != nil {
+		return false, err
+	}
+	unlock, err := s.store.Lock(ctx, lockKey(ref))
+	if err != nil {
+		return false, Errorf(http.StatusServiceUnavailable, InternalServerError, "could not lock the table to sync it: %v", err)
+	}
+	defer unlock()
+	l, err := c.load(ctx, ref.Namespace, ref.Name, true)
+	if err != nil {
+		return false, err
+	}
+	if !logSynced(l.Metadata.Properties()) {
+		return false, nil
+	}
+	fsF, err := s.tableIO(ref, l)
+	if err != nil {
+		return false, err
+	}
+	fsys, err := fsF(ctx)
+	if err != nil {
+		return false, Errorf(http.StatusBadGateway, InternalServerError, "opening the table's storage: %v", err)
+	}
+	log := deltalog.New(strings.TrimSuffix(l.Metadata.Location(), "/"), fsys)
+	v, err := log.LatestVersion(ctx)
+	if errors.Is(err, deltalog.ErrNotFound) {
+		return false, nil // no commit yet: the table is what its create said
+	}
+	if err != nil {
+		return false, err
+	}
+	if done := int64Prop(l.Metadata.Properties(), PropSyncedVersion); done != nil && *done >= v {
+		return false, nil
+	}
+	snap, err := log.At(ctx, v)
+	if err != nil {
+		return false, err
+	}
+	sy := &logSync{c: c, ref: ref, snap: snap}
+	if l, err = sy.metadata(ctx, l); err != nil {
+		return false, err
+	}
+	return true, sy.files(ctx, l, fsF)
+}
+
+// lockKey is the store lock a table's Delta updates and syncs take.
+func lockKey(ref Ref) string {
+	return "table|" + ref.Catalog + "|" + strings.Join(ref.Namespace, "\x1f") + "|" + ref.Name
+}
+
+// logSync is one sync of a table to one snapshot of its log.
+type logSync struct {
+	c    *icebergClient
+	ref  Ref
+	snap *deltalog.Snapshot
+}
+
+// metadata commits the log's schema and partitioning when they differ
+// from the table's. It is its own Iceberg commit, before the files: the
+// data files must be made for the spec they are filed under.
+func (sy *logSync) metadata(ctx context.Context, l *loaded) (*loaded, error) {
+	m := l.Metadata
+	cols, err := sy.snap.Metadata.Columns()
+	if err != nil {
+		return nil, untranslatable("the log's schema: %v", err)
+	}
+	props := map[string]string(m.Properties())
+	by := map[string]*Update{}
+	next, err := evolve(m.CurrentSchema(), m.LastColumnID(), cols, props, hasData(m))
+	if err != nil {
+		return nil, untranslatable("the log's schema does not evolve the table's: %v", err)
+	}
+	if !next.Equals(m.CurrentSchema()) {
+		by[ActSetColumns] = &Update{Action: ActSetColumns, columns: cols}
+	}
+	part := sy.snap.Metadata.PartitionColumns
+	if !slices.EqualFunc(part, schema.PartitionColumns(m.PartitionSpec(), next), strings.EqualFold) {
+		by[ActSetPartitionColumns] = &Update{Action: ActSetPartitionColumns, PartitionColumns: part}
+	}
+	if len(by) == 0 {
+		return l, nil
+	}
+	ups, _, err := translateUpdates(m, by)
+	if err != nil {
+		return nil, err
+	}
+	return sy.c.commit(ctx, sy.ref.Namespace, sy.ref.Name, commitRequirements(m), ups, UpdateRequirementConflict)
+}
+
+// files commits one snapshot that makes the table's data files the log's
+// active files, with the synced version and the name mapping (Delta
+// writes Parquet without field ids unless column mapping is on).
+func (sy *logSync) files(ctx context.Context, l *loaded, fsF fsFunc) error {
+	m := l.Metadata
+	cols, err := sy.snap.Metadata.Columns()
+	if err != nil {
+		return untranslatable("the log's schema: %v", err)
+	}
+	if err := checkColumnIDs(cols, m.CurrentSchema(), sy.snap.Metadata.Configuration); err != nil {
+		return err
+	}
+	nm, err := nameMapping(m.CurrentSchema())
+	if err != nil {
+		return err
+	}
+	ups := appendProps(nil, m, map[string]string{
+		PropSyncedVersion: strconv.FormatInt(sy.snap.Version, 10), table.DefaultNameMappingKey: nm,
+	}, nil)
+	current, err := currentFiles(ctx, l, fsF)
+	if err != nil {
+		return err
+	}
+	dc := &dataCommit{version: sy.snap.Version, fsF: fsF}
+	tr := fileTranslator{m: m}
+	active := map[string]bool{}
+	for i := range sy.snap.Files {
+		f := &sy.snap.Files[i]
+		active[f.Location] = true
+		if current[f.Location] != nil {
+			continue
+		}
+		df, err := tr.dataFile(addAction(f), true)
+		if err != nil {
+			return err
+		}
+		dc.adds = append(dc.adds, df)
+	}
+	for loc, df := range current {
+		if !active[loc] {
+			dc.removes = append(dc.removes, df)
+		}
+	}
+	if dc.changesFiles() {
+		_, err = dc.commit(ctx, sy.c, sy.ref, l, ups)
+		return err
+	}
+	_, err = sy.c.commit(ctx, sy.ref.Namespace, sy.ref.Name, commitRequirements(m), ups, UpdateRequirementConflict)
+	return err
+}
+
+// addAction is a log snapshot's add file as a commit file's add action.
+func addAction(f *deltalog.AddFile) *fileAction {
+	a := &fileAction{Path: f.Path, PartitionValues: f.PartitionValues, Size: f.Size, Stats: f.Stats}
+	if f.DeletionVector != nil {
+		a.DeletionVector, _ = json.Marshal(f.DeletionVector)
+	}
+	return a
+}
+
+// currentFiles are the data files of the table's current snapshot, by
+// location. A delete file means the table was written as Iceberg, which
+// a log sync cannot reconcile.
+func currentFiles(ctx context.Context, l *loaded, fsF fsFunc) (map[string]iceberg.DataFile, error) {
+	out := map[string]iceberg.DataFile{}
+	if l.Metadata.CurrentSnapshot() == nil {
+		return out, nil
+	}
+	tbl := table.New(nil, l.Metadata, l.MetadataLocation, fsF, nil)
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		return nil, Errorf(http.StatusBadGateway, InternalServerError, "reading the table's manifests: %v", err)
+	}
+	for _, t := range tasks {
+		if len(t.DeleteFiles) > 0 || len(t.EqualityDeleteFiles) > 0 {
+			return nil, untranslatable("the Iceberg table has delete files, which its Delta log knows nothing of")
+		}
+		out[t.File.FilePath()] = t.File
+	}
+	return out, nil
+}
+
+func isConflict(err error) bool {
+	var de *Error
+	return errors.As(err, &de) && de.Code == http.StatusConflict
+}
+
+// syncError puts a failed sync in the Iceberg model: what cannot be shown
+// as Iceberg is 406 UnsupportedOperationException, a log or storage that
+// cannot be read is 502.
+func syncError(ref Ref, err error) error {
+	name := qualified(ref.Namespace, ref.Name)
+	var de *Error
+	if !errors.As(err, &de) {
+		return icerest.Errorf(http.StatusBadGateway, icerest.InternalServerError,
+			"EXTERNAL Delta table %s: reading its Delta log: %v", name, err)
+	}
+	switch de.Code {
+	case http.StatusBadRequest:
+		return icerest.Errorf(http.StatusNotAcceptable, icerest.UnsupportedOperation,
+			"EXTERNAL Delta table %s cannot be shown as Iceberg: %s", name, de.Message)
+	case http.StatusForbidden:
+		return icerest.Errorf(de.Code, icerest.Forbidden, "EXTERNAL Delta table %s: %s", name, de.Message)
+	case http.StatusNotFound:
+		return icerest.Errorf(de.Code, icerest.NoSuchTable, "EXTERNAL Delta table %s: %s", name, de.Message)
+	case http.StatusServiceUnavailable:
+		return icerest.Errorf(de.Code, icerest.ServiceUnavailable, "EXTERNAL Delta table %s: %s", name, de.Message)
+	}
+	return icerest.Errorf(http.StatusBadGateway, icerest.InternalServerError, "EXTERNAL Delta table %s: %s", name, de.Message)
+}
