@@ -52,6 +52,9 @@ var (
 	requestSeries = &series[requestKey, prometheus.Counter]{make: func(k requestKey) prometheus.Counter {
 		return requests.WithLabelValues(k.catalog, k.api, k.op, codeLabel(k.code))
 	}}
+	requestDurationSeries = &series[requestKey, prometheus.Observer]{make: func(k requestKey) prometheus.Observer {
+		return requestDuration.WithLabelValues(k.catalog, k.api, k.op, codeLabel(k.code))
+	}}
 	backendSeries = &series[backendKey, prometheus.Observer]{make: func(k backendKey) prometheus.Observer {
 		return backendDuration.WithLabelValues(k.catalog, k.op, codeLabel(k.code))
 	}}

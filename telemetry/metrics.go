@@ -12,6 +12,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
+// durationBuckets span an L1 cache hit (well under a millisecond) to a
+// slow backend commit.
+var durationBuckets = []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
+
 // The collectors are made once per process and registered on each config's
 // registry (Caddy makes a new one per config load), so counts run on
 // across reloads instead of starting over.
@@ -20,10 +24,16 @@ var (
 		Namespace: "lakegate", Name: "requests_total",
 		Help: "Requests answered by lakegate's front doors, by catalog, API, operation and status code.",
 	}, []string{"catalog", "api", "operation", "code"})
+	requestDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: "lakegate", Name: "request_duration_seconds",
+		Help: "Time a front door took to answer a request (authentication, policy, cache, backend and translation included), " +
+			"by catalog, API, operation and status code.",
+		Buckets: durationBuckets,
+	}, []string{"catalog", "api", "operation", "code"})
 	backendDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: "lakegate", Name: "backend_request_duration_seconds",
 		Help:    "Time for a backend catalog to answer one call (retries included), by catalog, operation and status code (0: no answer).",
-		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		Buckets: durationBuckets,
 	}, []string{"catalog", "operation", "code"})
 	breakerState = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: "lakegate", Name: "breaker_state",
@@ -73,7 +83,7 @@ var (
 )
 
 var collectors = []prometheus.Collector{
-	requests, backendDuration, breakerState, breakerTransitions, cacheResults, cacheNotModified,
+	requests, requestDuration, backendDuration, breakerState, breakerTransitions, cacheResults, cacheNotModified,
 	cacheInvalidations, replays, policyDecisions, policyDuration, tokens, sharingFiles, sharingBytes,
 }
 
@@ -91,10 +101,14 @@ func Register(reg prometheus.Registerer) error {
 	return nil
 }
 
-// CountRequest counts one answered request. catalog is "" when the client
-// named none the gateway serves: a client cannot grow the label set.
-func CountRequest(catalog, api, op string, code int) {
-	requestSeries.get(requestKey{catalog, api, op, code}).Inc()
+// ObserveRequest counts one answered request and records how long the
+// front door took to answer it. catalog is "" when the client named none
+// the gateway serves, op "" for a path that is no operation: a client
+// cannot grow the label set.
+func ObserveRequest(catalog, api, op string, code int, d time.Duration) {
+	k := requestKey{catalog, api, op, code}
+	requestSeries.get(k).Inc()
+	requestDurationSeries.get(k).Observe(d.Seconds())
 }
 
 // ObserveBackend records one backend call; code 0 means no answer.

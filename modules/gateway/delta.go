@@ -115,6 +115,10 @@ func (h *DeltaHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next ca
 	}
 	x, r := begin(w, r, "delta")
 	defer x.end()
+	// Parsed first so a 401 is counted under its operation; answered
+	// after authentication, so a stranger learns nothing of the routes.
+	rt, err := delta.ParseRoute(r.Method, strings.TrimPrefix(path, deltaPrefix))
+	x.rec.SetOperation(string(rt.Op))
 	p, ierr := h.app.guard.authenticate(r)
 	if ierr != nil {
 		x.Header().Set("WWW-Authenticate", "Bearer")
@@ -122,8 +126,6 @@ func (h *DeltaHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next ca
 		return nil
 	}
 	x.authenticated(r, p.ID)
-	rt, err := delta.ParseRoute(r.Method, strings.TrimPrefix(path, deltaPrefix))
-	x.rec.SetOperation(string(rt.Op))
 	if err != nil {
 		delta.WriteError(x, r, err)
 		return nil

@@ -69,6 +69,7 @@ func (h *IcebergHandler) serveAPI(x *exchange, r *http.Request, path string) {
 	}
 	principal, rerr := h.app.guard.authenticate(r)
 	if rerr != nil {
+		x.rec.SetOperation(operationOf(r.Method, path))
 		x.Header().Set("WWW-Authenticate", "Bearer")
 		icerest.WriteError(x, r, icerest.Errorf(http.StatusUnauthorized, icerest.NotAuthorized, "%v", rerr))
 		return
@@ -77,6 +78,7 @@ func (h *IcebergHandler) serveAPI(x *exchange, r *http.Request, path string) {
 	cat, rerr := h.catalogFor(r, path)
 	noteCatalog(r, cat)
 	if rerr != nil {
+		x.rec.SetOperation(operationOf(r.Method, path))
 		icerest.WriteError(x, r, rerr)
 		return
 	}
@@ -96,6 +98,14 @@ func (h *IcebergHandler) serveAPI(x *exchange, r *http.Request, path string) {
 		return
 	}
 	h.serve(x, r, rt, principal, cat)
+}
+
+// operationOf names the operation of a request refused before its
+// catalog's route is parsed (401, unknown warehouse), for metrics and the
+// access log: the operation does not depend on the namespace separator.
+func operationOf(method, path string) string {
+	rt, _ := icerest.ParseRoute(method, path, icerest.UnitSeparator)
+	return rt.Operation
 }
 
 // serveOrNotFound hands a request that is not the Iceberg API's to the

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"net/http"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -20,8 +21,9 @@ import (
 // door writes to, so the status is known without another wrapper.
 type exchange struct {
 	upstream.StatusWriter
-	rec  telemetry.Record
-	span trace.Span
+	rec   telemetry.Record
+	span  trace.Span
+	start time.Time
 }
 
 // doorSpans are the front doors' span names, made once.
@@ -29,7 +31,7 @@ var doorSpans = map[string]string{"iceberg": "lakegate.iceberg", "delta": "lakeg
 
 // begin starts the exchange of a request to api's front door.
 func begin(w http.ResponseWriter, r *http.Request, api string) (*exchange, *http.Request) {
-	x := &exchange{StatusWriter: upstream.StatusWriter{ResponseWriter: w}, rec: telemetry.Record{API: api}}
+	x := &exchange{StatusWriter: upstream.StatusWriter{ResponseWriter: w}, rec: telemetry.Record{API: api}, start: time.Now()}
 	ctx, span := telemetry.Start(r.Context(), doorSpans[api], nil)
 	x.span = span
 	if logsRequests(ctx) {
@@ -71,10 +73,10 @@ func translated(r *http.Request, run func(r *http.Request)) {
 	span.End()
 }
 
-// end counts the request and closes the door's span.
+// end counts the request, records its duration and closes the door's span.
 func (x *exchange) end() {
 	r := &x.rec
-	telemetry.CountRequest(r.Catalog, r.API, r.Operation, x.Status())
+	telemetry.ObserveRequest(r.Catalog, r.API, r.Operation, x.Status(), time.Since(x.start))
 	if x.span.IsRecording() {
 		x.span.SetAttributes(telemetry.Present(telemetry.AttrAPI.String(r.API),
 			telemetry.AttrCatalog.String(r.Catalog), telemetry.AttrOperation.String(r.Operation),

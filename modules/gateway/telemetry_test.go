@@ -148,7 +148,7 @@ func TestTelemetryCountsWhatHappened(t *testing.T) {
 	}}}, map[string]string{"alice": token})
 
 	p := "/v1/" + cat
-	noCatalog := map[string]string{"catalog": "", "api": "iceberg", "operation": "", "code": "404"}
+	noCatalog := map[string]string{"catalog": "", "api": "iceberg", "operation": "listNamespaces", "code": "404"}
 	before := sample(g.metrics(t), "lakegate_requests_total", noCatalog) // other tests count there too
 	status, _ := g.call(t, "POST", p+"/namespaces", token, `{"namespace":["ns"]}`)
 	require.Equal(t, http.StatusOK, status)
@@ -186,7 +186,13 @@ func TestTelemetryCountsWhatHappened(t *testing.T) {
 	assert.Equal(t, 2.0, req("updateTable", "200"))
 	assert.Equal(t, 1.0, req("dropTable", "403"))
 	assert.Equal(t, before+1, sample(m, "lakegate_requests_total", noCatalog),
-		"a catalog the gateway does not serve is not a label value")
+		"a catalog the gateway does not serve is not a label value; the operation is")
+	assert.GreaterOrEqual(t, sample(m, "lakegate_requests_total",
+		map[string]string{"catalog": "", "api": "iceberg", "operation": "listNamespaces", "code": "401"}), 1.0,
+		"a 401 is counted under its operation")
+	assert.Equal(t, 2.0, sample(m, "lakegate_request_duration_seconds",
+		map[string]string{"catalog": cat, "api": "iceberg", "operation": "loadTable", "code": "200"}),
+		"the front door's latency, per operation")
 	cache := func(result string) float64 {
 		return sample(m, "lakegate_cache_results_total", map[string]string{"catalog": cat, "result": result})
 	}
@@ -252,7 +258,8 @@ func TestTelemetryCountsWhatHappened(t *testing.T) {
 		}
 		require.Len(t, unauthenticated, 1)
 		assert.Equal(t, "", unauthenticated[0]["user_id"])
-		assert.Equal(t, map[string]any{"api": "iceberg"}, rec(unauthenticated[0]), "nothing is known of a stranger")
+		assert.Equal(t, map[string]any{"api": "iceberg", "operation": "listNamespaces"}, rec(unauthenticated[0]),
+			"nothing is known of a stranger but what was asked")
 	})
 
 	t.Run("reload keeps the counts", func(t *testing.T) {

@@ -27,6 +27,8 @@ const unityPrefix = "/api/2.1/unity-catalog/"
 func (h *DeltaHandler) serveUnity(w http.ResponseWriter, r *http.Request, rest string) {
 	x, r := begin(w, r, "unity")
 	defer x.end()
+	rt, err := unity.ParseRoute(r.Method, rest, r.URL.Query()) // answered after authentication (see delta.go)
+	x.rec.SetOperation(string(rt.Op))
 	p, ierr := h.app.guard.authenticate(r)
 	if ierr != nil {
 		x.Header().Set("WWW-Authenticate", "Bearer")
@@ -34,8 +36,6 @@ func (h *DeltaHandler) serveUnity(w http.ResponseWriter, r *http.Request, rest s
 		return
 	}
 	x.authenticated(r, p.ID)
-	rt, err := unity.ParseRoute(r.Method, rest, r.URL.Query())
-	x.rec.SetOperation(string(rt.Op))
 	if err != nil {
 		unity.WriteError(x, err)
 		return
