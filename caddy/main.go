@@ -50,7 +50,18 @@ import (
 	"github.com/lakegate/lakegate/modules/gateway"
 )
 
+func init() {
+	// Caddy's own hooks for a custom build: the binary's name in usage
+	// lines and completion scripts, and the root help text.
+	caddy.CustomBinaryName = "lakegate"
+	caddy.CustomLongDescription = longHelp
+}
+
 func main() {
+	if rootHelp(os.Args[1:]) {
+		printHelp(os.Stdout)
+		return
+	}
 	if len(os.Args) >= 2 {
 		if why, ok := notLakegate[os.Args[1]]; ok {
 			fmt.Fprintf(os.Stderr, "lakegate %s: %s\n", os.Args[1], why)
@@ -67,6 +78,53 @@ func main() {
 	default:
 		caddycmd.Main()
 	}
+}
+
+const longHelp = `lakegate is one gateway in front of lakehouse table catalogs: it serves the
+Iceberg REST API, Unity Catalog's Delta API and Delta Sharing for every
+catalog it is configured with, under one login and one policy. It is Caddy
+with lakegate's modules; its configuration is a Caddyfile or Caddy JSON.
+
+Run it in the foreground (recommended):
+
+	$ lakegate run --config Caddyfile
+
+Check a configuration without starting anything, or see its JSON:
+
+	$ lakegate validate --config Caddyfile
+	$ lakegate adapt --config Caddyfile
+
+Change the running gateway's configuration, or stop it:
+
+	$ lakegate reload --config Caddyfile
+	$ lakegate stop
+
+Documentation: README.md in the repository (install, the Caddyfile
+reference, each front door and backend kind); Caddy's command-line
+reference applies to the commands below: https://caddyserver.com/docs/command-line`
+
+// rootHelp reports a request for the root help: no command, or help
+// with no topic. Caddy's root help lists commands this build refuses;
+// lakegate prints its own (printHelp). Help for one command is Caddy's,
+// under lakegate's name.
+func rootHelp(args []string) bool {
+	return len(args) == 0 || (len(args) == 1 && (args[0] == "help" || args[0] == "-h" || args[0] == "--help"))
+}
+
+// printHelp writes lakegate's root help: its description, examples and
+// the commands of this build, less those lakegate refuses.
+func printHelp(w io.Writer) {
+	root := &cobra.Command{
+		Use: "lakegate", Long: longHelp,
+		Example: "  $ lakegate run --config Caddyfile\n  $ lakegate reload --config Caddyfile\n  $ lakegate version",
+	}
+	for name, c := range caddycmd.Commands() {
+		if _, refused := notLakegate[name]; !refused {
+			root.AddCommand(&cobra.Command{Use: c.Name + " " + c.Usage, Short: c.Short, Run: func(*cobra.Command, []string) {}})
+		}
+	}
+	root.SetOut(w)
+	_ = root.Help()
 }
 
 // notLakegate are Caddy's commands that would replace this binary with a

@@ -94,6 +94,21 @@ func TestRefusesSelfReplacingCommands(t *testing.T) {
 	}
 }
 
+// The root help names lakegate and its commands: none that this build
+// lacks or refuses.
+func TestHelpIsLakegates(t *testing.T) {
+	for _, args := range [][]string{nil, {"help"}, {"--help"}} {
+		out := run(t, args...)
+		assert.Contains(t, out, "lakegate run --config Caddyfile", args)
+		assert.Regexp(t, `(?m)^  sharing-profile `, out, "lakegate's own command is listed")
+		assert.Regexp(t, `(?m)^  reload `, out)
+		for _, gone := range []string{"file-server", "upgrade", "add-package", "remove-package", "caddy run"} {
+			assert.NotContains(t, out, gone, args)
+		}
+	}
+	assert.Contains(t, run(t, "help", "run"), "lakegate run", "a command's help is Caddy's, under lakegate's name")
+}
+
 // list-modules names lakegate's version beside lakegate's modules, in
 // Caddy's format, and Caddy's beside Caddy's.
 func TestListModules(t *testing.T) {
