@@ -142,6 +142,10 @@ func TestDecode(t *testing.T) {
 	bad := seed(t, "data-page-without-header")
 	require.NoError(t, parquetcheck.File(bytes.NewReader(bad)), "its footer is sound")
 	assert.ErrorContains(t, parquetcheck.Decode(ctx, bytes.NewReader(bad)), "corrupt parquet data")
+	mistyped, err := parquetchecktest.FirstPagesMistyped(goodFile(t))
+	require.NoError(t, err)
+	require.NoError(t, parquetcheck.File(bytes.NewReader(mistyped)), "its footer is sound")
+	assert.ErrorContains(t, parquetcheck.Decode(ctx, bytes.NewReader(mistyped)), "corrupt parquet data")
 	assert.ErrorContains(t, parquetcheck.Decode(ctx, bytes.NewReader(patched(t, goodFile(t), parquetchecktest.TotalCompressedSize, -1))),
 		"outside the file", "Decode checks the footer first")
 	canceled, cancel := context.WithCancel(ctx)

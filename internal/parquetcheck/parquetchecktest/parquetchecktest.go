@@ -1,6 +1,6 @@
 // Package parquetchecktest makes corrupt parquet files for tests: a valid
-// file whose footer says something else about its column chunks, as a
-// broken or hostile writer's would.
+// file whose footer says something else about its column chunks, or
+// whose page headers are wrong, as a broken or hostile writer's would.
 package parquetchecktest
 
 import (
@@ -8,6 +8,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/apache/arrow-go/v18/parquet/file"
 )
 
 // Fields of a column chunk's ColumnMetaData (parquet.thrift) that
@@ -41,6 +43,52 @@ func SetChunkField(raw []byte, field int16, value int64) ([]byte, error) {
 	out := append(append([]byte{}, raw[:start]...), w.out...)
 	out = binary.LittleEndian.AppendUint32(out, uint32(len(w.out)))
 	return append(out, "PAR1"...), nil
+}
+
+// FirstPagesMistyped returns a copy of the parquet file raw where the
+// first page of every column chunk claims another page type, whose
+// header it lacks: a dictionary page or a v2 data page says it is a v1
+// data page, a v1 data page says it is a v2 one. The footer stays sound,
+// the pages do not (arrow-go dereferences the missing header). It errors
+// when raw has no page header it can patch in place.
+func FirstPagesMistyped(raw []byte) ([]byte, error) {
+	rdr, err := file.NewParquetReader(bytes.NewReader(raw))
+	if err != nil {
+		return nil, err
+	}
+	out := bytes.Clone(raw)
+	md, n := rdr.MetaData(), 0
+	for rg := 0; rg < md.NumRowGroups(); rg++ {
+		for c := 0; c < md.Schema.NumColumns(); c++ {
+			cc, err := md.RowGroup(rg).ColumnChunk(c)
+			if err != nil {
+				return nil, err
+			}
+			off := cc.DataPageOffset()
+			if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 && cc.DictionaryPageOffset() < off {
+				off = cc.DictionaryPageOffset()
+			}
+			// A page header starts with field 1 (type, i32): 0x15, then
+			// the type zigzagged: DATA_PAGE 0, DICTIONARY_PAGE 4 (2),
+			// DATA_PAGE_V2 6 (3).
+			if off < 0 || off+2 > int64(len(out)) || out[off] != 0x15 {
+				continue
+			}
+			switch out[off+1] {
+			case 0x04, 0x06:
+				out[off+1] = 0x00
+			case 0x00:
+				out[off+1] = 0x06
+			default:
+				continue
+			}
+			n++
+		}
+	}
+	if n == 0 {
+		return nil, errors.New("no page header to patch")
+	}
+	return out, nil
 }
 
 // Where a struct is on the path FileMetaData.row_groups (4) →
