@@ -10,6 +10,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	pqschema "github.com/apache/arrow-go/v18/parquet/schema"
+
+	"github.com/lakegate/lakegate/internal/parquetcheck"
 )
 
 // wantedColumns are the checkpoint columns read, by action and field
@@ -60,7 +62,7 @@ func (l *Log) readParquet(ctx context.Context, name string, lim Limits, fn func(
 	if st, err := f.Stat(); err == nil && st.Size() > lim.MaxCheckpointBytes {
 		return errorf(ErrLimit, name, 0, "%d bytes, over the limit of %d", st.Size(), lim.MaxCheckpointBytes)
 	}
-	rdr, err := file.NewParquetReader(f, file.WithReadProps(readerProps()))
+	rdr, err := file.NewParquetReader(f, file.WithReadProps(parquetcheck.ReaderProps()))
 	if err != nil {
 		return errorf(ErrMalformed, name, 0, "not parquet: %v", err)
 	}
@@ -77,7 +79,7 @@ func readRows(ctx context.Context, name string, rdr *file.Reader, fn func(string
 	if len(leaves) == 0 {
 		return errorf(ErrMalformed, name, 0, "no action columns (add, remove, metaData, protocol, ...)")
 	}
-	if err := checkChunks(rdr, leaves); err != nil {
+	if err := parquetcheck.Chunks(rdr, leaves); err != nil {
 		return errorf(ErrMalformed, name, 0, "%v", err)
 	}
 	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: 1024}, memory.DefaultAllocator)

@@ -26,6 +26,7 @@ import (
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/lakegate/lakegate/internal/parquetcheck"
 	"github.com/lakegate/lakegate/translate/sharing/actions"
 	"github.com/lakegate/lakegate/translate/sharing/fileurl"
 )
@@ -171,8 +172,9 @@ func (rs *response) changeIndex(ctx context.Context, fs iceio.IO, dir string, v 
 	if verr != nil {
 		return nil, verr
 	}
+	files := append(slices.Clone(removed), added...)
 	var bytes int64
-	for _, df := range append(slices.Clone(removed), added...) {
+	for _, df := range files {
 		bytes += df.FileSizeBytes()
 	}
 	if limit := rs.s.maxRewriteBytes(); bytes > limit {
@@ -180,11 +182,53 @@ func (rs *response) changeIndex(ctx context.Context, fs iceio.IO, dir string, v 
 			"reads them all, and lakegate reads at most %d per version (max_change_rewrite_bytes): ask for a range "+
 			"without it", v.V, rs.l.target.Table, bytes, limit)
 	}
+	if err := rs.vetDataFiles(ctx, fs, v, files); err != nil {
+		return nil, err
+	}
 	idx, err := rs.derive(ctx, dir, v, removed, added)
 	if err != nil {
 		return nil, rs.s.storageError(err, "deriving the row-level changes of version %d of table %q failed", v.V, rs.l.target.Table)
 	}
 	return idx, nil
+}
+
+// vetDataFiles decodes every data file a derivation reads once, with
+// parquetcheck.Decode, before iceberg-go's scan reads them in worker
+// goroutines of its own: the files are untrusted bytes (any writer of the
+// table wrote them), and a corrupt footer or page makes arrow-go panic,
+// which in those goroutines no recover reaches and would end the process.
+// It doubles the decoding of a derivation, which happens once per version
+// (its change files are kept) and reads at most max_change_rewrite_bytes.
+func (rs *response) vetDataFiles(ctx context.Context, fs iceio.IO, v version, files []iceberg.DataFile) error {
+	for _, df := range files {
+		if df.FileFormat() != iceberg.ParquetFile {
+			continue // the scan refuses it with an error of its own
+		}
+		name := dataFileName(v.Meta.Location(), df.FilePath())
+		f, err := fs.Open(df.FilePath())
+		if err != nil {
+			return rs.s.storageError(err, "reading data file %q of version %d of table %q failed", name, v.V, rs.l.target.Table)
+		}
+		err = parquetcheck.Decode(ctx, f)
+		_ = f.Close() // read only
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return rs.s.storageError(err, "data file %q of version %d of table %q is corrupt (not parquet lakegate can read); "+
+				"the version's row-level changes cannot be derived", name, v.V, rs.l.target.Table)
+		}
+	}
+	return nil
+}
+
+// dataFileName names a data file to a recipient: its path under the
+// table's location, else its base name (a full path may be a server's).
+func dataFileName(tableLocation, path string) string {
+	if rel, ok := strings.CutPrefix(path, strings.TrimSuffix(tableLocation, "/")+"/"); ok && rel != "" {
+		return rel
+	}
+	return path[strings.LastIndex(path, "/")+1:]
 }
 
 // noEarlierDeletes refuses a version whose predecessor's snapshot has
