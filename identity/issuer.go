@@ -20,9 +20,18 @@ import (
 )
 
 // Client is an OAuth2 client allowed to use the client-credentials grant.
+// Its secret is given as exactly one of SecretBcrypt and SecretSHA256.
 type Client struct {
-	ID           string   `json:"id"`               // the client_id, and the principal its tokens name (required)
-	SecretSHA256 string   `json:"secret_sha256"`    // hex SHA-256 of the client secret (required)
+	ID string `json:"id"` // the client_id, and the principal its tokens name (required)
+	// SecretBcrypt is the bcrypt hash of the client secret ("$2a$", "$2b$"
+	// or "$2y$", cost at least MinBcryptCost), as Caddy's hash-password or
+	// `htpasswd -nbBC 10` make it: salted and slow, so the config (which
+	// the admin API shows) does not give the secret away.
+	SecretBcrypt string `json:"secret_bcrypt,omitempty"`
+	// SecretSHA256 is the hex SHA-256 of the client secret. Deprecated:
+	// unsalted and fast, it lets a weak secret be guessed from the config;
+	// use SecretBcrypt. Still accepted, with a warning (see LegacyClients).
+	SecretSHA256 string   `json:"secret_sha256,omitempty"`
 	Groups       []string `json:"groups,omitempty"` // groups its tokens carry, for the policy (default none)
 }
 
@@ -36,6 +45,18 @@ type IssuerConfig struct {
 	// same tokens; without it an ephemeral ES256 key is generated (one replica
 	// only, and tokens die with the process).
 	SigningSecret string `json:"signing_secret,omitempty"`
+}
+
+// LegacyClients names the clients whose secret is given as the deprecated
+// secret_sha256, for the caller to warn about.
+func (cfg IssuerConfig) LegacyClients() []string {
+	var ids []string
+	for _, c := range cfg.Clients {
+		if c.SecretSHA256 != "" {
+			ids = append(ids, c.ID)
+		}
+	}
+	return ids
 }
 
 const (
@@ -56,14 +77,26 @@ type Issuer struct {
 	ttl      time.Duration
 	clients  []client
 	byID     map[string]int
+	dummy    []byte // bcrypt hash for unknown ids; nil without bcrypt clients
 	signer   jose.Signer
 	verifier *verifier
 }
 
 type client struct {
 	id     string
-	hash   [sha256.Size]byte
+	bcrypt []byte            // secret_bcrypt; nil for a secret_sha256 client
+	sha256 [sha256.Size]byte // secret_sha256, when bcrypt is nil
 	groups []string
+}
+
+// verify reports whether secret is c's. Either comparison takes as long
+// whatever the secret.
+func (c *client) verify(secret string) bool {
+	if c.bcrypt != nil {
+		return bcryptMatches(c.bcrypt, secret)
+	}
+	sum := sha256.Sum256([]byte(secret))
+	return subtle.ConstantTimeCompare(sum[:], c.sha256[:]) == 1
 }
 
 // NewIssuer validates cfg and sets up the signing key.
@@ -138,15 +171,19 @@ func processKey(issuer, audience string) (*ecdsa.PrivateKey, error) {
 	return v.(*ecdsa.PrivateKey), nil
 }
 
-// loadClients rejects duplicate secrets too: a client may authenticate with
-// its secret alone (Iceberg's `credential` without "id:"), which must name
-// exactly one client.
+// loadClients checks each client's hash. A client may authenticate with its
+// secret alone (Iceberg's `credential` without "id:"), which must name
+// exactly one client: two secret_sha256 clients with the same hash are
+// refused here. Salted bcrypt hashes of one secret differ, so a secret
+// shared by bcrypt clients cannot be seen here; clientBySecret refuses it
+// when it comes alone, and with a client_id it names one client anyway.
 func (i *Issuer) loadClients(cfg []Client) error {
 	if len(cfg) == 0 {
 		return errors.New("issuer: no clients configured")
 	}
 	i.byID = make(map[string]int, len(cfg))
 	seen := make(map[[sha256.Size]byte]bool, len(cfg))
+	maxCost := 0
 	for n, c := range cfg {
 		if c.ID == "" {
 			return fmt.Errorf("issuer: client %d: missing id", n)
@@ -154,16 +191,39 @@ func (i *Issuer) loadClients(cfg []Client) error {
 		if _, dup := i.byID[c.ID]; dup {
 			return fmt.Errorf("issuer: client %q configured twice", c.ID)
 		}
-		h, err := parseSHA256Hex(c.SecretSHA256)
-		if err != nil {
-			return fmt.Errorf("issuer: client %q: secret_sha256 %w", c.ID, err)
+		cl := client{id: c.ID, groups: emptyIfNil(slices.Clone(c.Groups))}
+		switch {
+		case c.SecretBcrypt != "" && c.SecretSHA256 != "":
+			return fmt.Errorf("issuer: client %q: set secret_bcrypt or secret_sha256, not both", c.ID)
+		case c.SecretBcrypt != "":
+			cost, err := parseBcrypt(c.SecretBcrypt)
+			if err != nil {
+				return fmt.Errorf("issuer: client %q: secret_bcrypt %w", c.ID, err)
+			}
+			cl.bcrypt, maxCost = []byte(c.SecretBcrypt), max(maxCost, cost)
+		case c.SecretSHA256 != "":
+			h, err := parseSHA256Hex(c.SecretSHA256)
+			if err != nil {
+				return fmt.Errorf("issuer: client %q: secret_sha256 %w", c.ID, err)
+			}
+			if seen[h] {
+				return fmt.Errorf("issuer: client %q: secret shared with another client", c.ID)
+			}
+			seen[h], cl.sha256 = true, h
+		default:
+			return fmt.Errorf("issuer: client %q: missing secret_bcrypt", c.ID)
 		}
-		if seen[h] {
-			return fmt.Errorf("issuer: client %q: secret shared with another client", c.ID)
-		}
-		seen[h] = true
 		i.byID[c.ID] = len(i.clients)
-		i.clients = append(i.clients, client{id: c.ID, hash: h, groups: emptyIfNil(slices.Clone(c.Groups))})
+		i.clients = append(i.clients, cl)
+	}
+	if maxCost > 0 {
+		// As costly as the costliest client, so an unknown id is never
+		// the quicker answer.
+		d, err := dummyHash(maxCost)
+		if err != nil {
+			return fmt.Errorf("issuer: %w", err)
+		}
+		i.dummy = d
 	}
 	return nil
 }
@@ -184,25 +244,48 @@ func (i *Issuer) knownClient(id string) bool {
 	return ok
 }
 
-// clientBySecret finds the client whose secret is one of candidates. With an
-// id the lookup by id is not secret, but the hash comparison is constant-time;
-// without one every client is compared, without early exit.
-func (i *Issuer) clientBySecret(id string, candidates ...string) *client {
-	match := -1
-	for _, secret := range candidates {
-		sum := sha256.Sum256([]byte(secret))
-		for n := range i.clients {
-			if id != "" && i.clients[n].id != id {
-				continue
+// clientBySecret finds the client whose secret is one of candidates (Basic
+// may give the secret two ways). With an id only that client is compared;
+// an unknown id is compared against the dummy hash, which costs as much as
+// a bcrypt client's, so neither the time nor the answer tells which ids
+// exist. Without an id every client is compared, and ambiguous reports a
+// secret that more than one client has (only bcrypt clients can share
+// one: see loadClients).
+func (i *Issuer) clientBySecret(id string, candidates ...string) (c *client, ambiguous bool) {
+	var secrets []string
+	for _, s := range candidates {
+		if s != "" && !slices.Contains(secrets, s) { // an empty secret is never one
+			secrets = append(secrets, s)
+		}
+	}
+	if id != "" {
+		n, ok := i.byID[id]
+		for _, s := range secrets {
+			switch {
+			case ok && i.clients[n].verify(s):
+				return &i.clients[n], false
+			case !ok && i.dummy != nil:
+				bcryptMatches(i.dummy, s) // only to take the time
 			}
-			eq := subtle.ConstantTimeCompare(sum[:], i.clients[n].hash[:])
-			match = subtle.ConstantTimeSelect(eq, n, match)
+		}
+		return nil, false
+	}
+	match := -1
+	for n := range i.clients {
+		for _, s := range secrets {
+			if i.clients[n].verify(s) {
+				if match >= 0 {
+					return nil, true
+				}
+				match = n
+				break
+			}
 		}
 	}
 	if match < 0 {
-		return nil
+		return nil, false
 	}
-	return &i.clients[match]
+	return &i.clients[match], false
 }
 
 // issue signs a token for c.

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,11 +26,28 @@ const (
 	sharedSecret = "a-shared-signing-secret-of-32-bytes-or-more"
 )
 
+// issuerConfig has a bcrypt client (spark) and one with the deprecated
+// secret_sha256 (trino): both kinds work side by side.
 func issuerConfig() identity.IssuerConfig {
 	return identity.IssuerConfig{Clients: []identity.Client{
-		{ID: "spark", SecretSHA256: identity.HashSecret(sparkSecret), Groups: []string{"analysts", "etl"}},
+		{ID: "spark", SecretBcrypt: bcryptOf(sparkSecret), Groups: []string{"analysts", "etl"}},
 		{ID: "trino", SecretSHA256: identity.HashSecret("trino-secret-abcdefghijklmnop")},
 	}}
+}
+
+var bcryptHashes sync.Map // secret -> hash: one bcrypt run per secret per test binary
+
+// bcryptOf is HashSecretBcrypt's hash of secret, made once.
+func bcryptOf(secret string) string {
+	if h, ok := bcryptHashes.Load(secret); ok {
+		return h.(string)
+	}
+	h, err := identity.HashSecretBcrypt(secret)
+	if err != nil {
+		panic(err)
+	}
+	bcryptHashes.Store(secret, h)
+	return h
 }
 
 func newIssuer(t testing.TB, cfg identity.IssuerConfig) *identity.Issuer {
@@ -199,7 +217,7 @@ func TestIssuerClientAuthMethods(t *testing.T) {
 		{"Basic with matching client_id", url.Values{"grant_type": {"client_credentials"}, "client_id": {"spark"}}, "spark", sparkSecret},
 	}
 	cfg := issuerConfig()
-	cfg.Clients[0].SecretSHA256 = identity.HashSecret(sparkSecret + " +%")
+	cfg.Clients[0].SecretBcrypt = bcryptOf(sparkSecret + " +%")
 	odd := newIssuer(t, cfg) // a secret with characters that form-encoding changes
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -306,12 +324,19 @@ func TestNewIssuerValidates(t *testing.T) {
 		"no clients":       func(c *identity.IssuerConfig) { c.Clients = nil },
 		"short secret":     func(c *identity.IssuerConfig) { c.SigningSecret = "too-short" },
 		"duplicate id":     func(c *identity.IssuerConfig) { c.Clients[1].ID = "spark" },
-		"clear secret":     func(c *identity.IssuerConfig) { c.Clients[0].SecretSHA256 = sparkSecret },
-		"shared secret":    func(c *identity.IssuerConfig) { c.Clients[1].SecretSHA256 = c.Clients[0].SecretSHA256 },
+		"clear secret":     func(c *identity.IssuerConfig) { c.Clients[0].SecretBcrypt = sparkSecret },
+		"clear sha256":     func(c *identity.IssuerConfig) { c.Clients[1].SecretSHA256 = sparkSecret },
+		"no secret":        func(c *identity.IssuerConfig) { c.Clients[0].SecretBcrypt = "" },
+		"both hashes":      func(c *identity.IssuerConfig) { c.Clients[0].SecretSHA256 = identity.HashSecret(sparkSecret) },
 		"missing id":       func(c *identity.IssuerConfig) { c.Clients[0].ID = "" },
 		"sub-second TTL":   func(c *identity.IssuerConfig) { c.TTL = duration.Duration(time.Millisecond) },
 		"negative TTL":     func(c *identity.IssuerConfig) { c.TTL = duration.Duration(-time.Hour) },
-		"empty secret sum": func(c *identity.IssuerConfig) { c.Clients[0].SecretSHA256 = identity.HashSecret("") },
+		"empty secret sum": func(c *identity.IssuerConfig) { c.Clients[1].SecretSHA256 = identity.HashSecret("") },
+		// secret_sha256 hashes are unsalted: a secret two clients share
+		// is seen at load (bcrypt ones: TestBcryptSharedSecret).
+		"shared sha256 secret": func(c *identity.IssuerConfig) {
+			c.Clients[0].SecretBcrypt, c.Clients[0].SecretSHA256 = "", c.Clients[1].SecretSHA256
+		},
 	}
 	for name, edit := range bad {
 		cfg := issuerConfig()

@@ -8,9 +8,10 @@ import (
 )
 
 // HashSecret returns the hex SHA-256 of secret, the form in which static
-// tokens and client secrets appear in config files: a leaked config does not
-// leak credentials. Use high-entropy secrets; a plain hash does not slow down
-// guessing of weak ones.
+// tokens (and the issuer's deprecated secret_sha256) appear in config files:
+// a leaked config does not leak credentials. Use high-entropy tokens; a
+// plain hash does not slow down guessing of weak ones (client secrets,
+// often chosen by people, take HashSecretBcrypt).
 func HashSecret(secret string) string {
 	sum := sha256.Sum256([]byte(secret))
 	return hex.EncodeToString(sum[:])

@@ -110,6 +110,7 @@ func (i *Issuer) authenticateClient(r *http.Request, form url.Values) (*client, 
 	id, secret := form.Get("client_id"), form.Get("client_secret")
 	user, pass, basic := r.BasicAuth()
 	var c *client
+	var ambiguous bool
 	switch {
 	case basic && secret != "":
 		return nil, badRequest("use one client authentication method, not both")
@@ -124,14 +125,20 @@ func (i *Issuer) authenticateClient(r *http.Request, form url.Values) (*client, 
 		if id != "" && id != uid {
 			return nil, badRequest("client_id differs from the Basic credentials")
 		}
-		c = i.clientBySecret(uid, upass, pass)
+		c, ambiguous = i.clientBySecret(uid, upass, pass)
 	case secret != "":
-		c = i.clientBySecret(id, secret)
+		c, ambiguous = i.clientBySecret(id, secret)
 	}
 	if basic {
 		id, _ = url.QueryUnescape(user)
 	}
 	telemetry.From(r.Context()).SetClient(id)
+	if ambiguous {
+		// Only a caller holding the secret gets here: naming the problem
+		// tells it nothing it could not find out.
+		return nil, &oauthError{status: http.StatusUnauthorized, Code: "invalid_client",
+			Description: "this secret is more than one client's: send client_id with it", basic: basic}
+	}
 	if c == nil {
 		return nil, &oauthError{status: http.StatusUnauthorized, Code: "invalid_client",
 			Description: "client authentication failed", basic: basic}

@@ -57,6 +57,12 @@ func newGuard(ctx context.Context, idc *IdentityConfig, pc *policies.Config, log
 			if err != nil {
 				return nil, err
 			}
+			if ids := idc.Issuer.LegacyClients(); len(ids) > 0 {
+				log.Warn("issuer clients with secret_sha256, deprecated: an unsalted fast hash, and the "+
+					"config (admin API /config/) lets a weak secret be guessed from it; give them "+
+					"secret_bcrypt (Caddyfile: client_secret <id> <secret>, or client <id> <bcrypt-hash>)",
+					zap.Strings("clients", ids))
+			}
 			g.issuer = iss
 			g.authn = append(g.authn, iss.Authenticator())
 		}

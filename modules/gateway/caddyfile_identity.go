@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"os"
+	"strings"
 
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
@@ -17,8 +18,8 @@ import (
 //		      leeway <d>; subject_claim <c>; groups_claim <c>; refresh_interval <d> }
 //		token <id> <sha256-hex> [<group>...]
 //		issuer { issuer <iss>; audience <aud>; ttl <d>; signing_secret <s>;
-//		         client <id> <secret-sha256-hex> [<group>...]
-//		         client_secret <id> <secret> [<group>...] }   # hashed here: JSON holds only the hash
+//		         client <id> <bcrypt-hash|secret-sha256-hex> [<group>...]
+//		         client_secret <id> <secret> [<group>...] }   # bcrypt here: JSON holds only the hash
 //	}
 func parseIdentity(d *caddyfile.Dispenser) (*IdentityConfig, error) {
 	cfg := new(IdentityConfig)
@@ -122,11 +123,19 @@ func parseIssuer(d *caddyfile.Dispenser) (*identity.IssuerConfig, error) {
 			if len(args) < 2 {
 				return nil, d.ArgErr()
 			}
-			hash := args[1]
-			if opt == "client_secret" {
-				hash = identity.HashSecret(args[1])
+			c := identity.Client{ID: args[0], Groups: args[2:]}
+			switch {
+			case opt == "client_secret":
+				// Hashed here, salted and slow: /config/ shows only the hash.
+				if c.SecretBcrypt, err = identity.HashSecretBcrypt(args[1]); err != nil {
+					return nil, d.Errf("client_secret %s: %v", c.ID, err)
+				}
+			case strings.HasPrefix(args[1], "$2"): // a bcrypt hash; checked at provision
+				c.SecretBcrypt = args[1]
+			default: // hex SHA-256, deprecated (a warning at provision)
+				c.SecretSHA256 = args[1]
 			}
-			ic.Clients = append(ic.Clients, identity.Client{ID: args[0], SecretSHA256: hash, Groups: args[2:]})
+			ic.Clients = append(ic.Clients, c)
 		default:
 			return nil, d.Errf("unknown issuer option %q", opt)
 		}

@@ -17,7 +17,9 @@ import (
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/crypto/bcrypt"
 
+	"github.com/lakegate/lakegate/identity"
 	_ "github.com/lakegate/lakegate/modules/gateway"
 )
 
@@ -503,4 +505,82 @@ func TestRootCaddyfileLogsEachRequest(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 1, access, "one access logger: %s", cfg)
+}
+
+// The issuer's clients: client_secret is hashed with bcrypt at adapt time
+// (salted, so the test verifies the hash rather than comparing strings);
+// client takes a bcrypt hash as it is, or the deprecated hex SHA-256.
+func TestAdaptIssuerClients(t *testing.T) {
+	given, err := bcrypt.GenerateFromPassword([]byte("spark-secret"), bcrypt.DefaultCost+1)
+	require.NoError(t, err)
+	legacy := identity.HashSecret("legacy-secret")
+	caddyfile := []byte(fmt.Sprintf(`{
+	lakegate {
+		identity {
+			issuer {
+				client_secret reader reader-secret reader analysts
+				client spark %s writer
+				client old %s
+			}
+		}
+	}
+}
+:8080 {
+	lakegate_iceberg
+}`, given, legacy))
+	out := adapt(t, caddyfile)
+	lg := appJSON(t, out, "lakegate")
+	assert.NotContains(t, lg, "reader-secret")
+	var app struct {
+		Identity struct {
+			Issuer struct {
+				Clients []map[string]any `json:"clients"`
+			} `json:"issuer"`
+		} `json:"identity"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(lg), &app))
+	clients := app.Identity.Issuer.Clients
+	require.Len(t, clients, 3)
+
+	reader := clients[0]
+	assert.Equal(t, []any{"reader", "analysts"}, reader["groups"])
+	assert.NotContains(t, reader, "secret_sha256")
+	hash, _ := reader["secret_bcrypt"].(string)
+	require.NoError(t, bcrypt.CompareHashAndPassword([]byte(hash), []byte("reader-secret")))
+	assert.Error(t, bcrypt.CompareHashAndPassword([]byte(hash), []byte("reader-secreT")))
+	cost, err := bcrypt.Cost([]byte(hash))
+	require.NoError(t, err)
+	assert.Equal(t, bcrypt.DefaultCost, cost)
+	again := appJSON(t, adapt(t, caddyfile), "lakegate")
+	assert.NotContains(t, again, hash, "salted: every adapt hashes anew")
+
+	assert.Equal(t, map[string]any{"id": "spark", "secret_bcrypt": string(given), "groups": []any{"writer"}}, clients[1])
+	assert.Equal(t, map[string]any{"id": "old", "secret_sha256": legacy}, clients[2])
+
+	// What adapt made, the issuer loads; the secret gets a token.
+	var cfg struct {
+		Identity struct {
+			Issuer identity.IssuerConfig `json:"issuer"`
+		} `json:"identity"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(lg), &cfg))
+	_, err = identity.NewIssuer(cfg.Identity.Issuer)
+	require.NoError(t, err)
+}
+
+func TestAdaptRejectsBadIssuerClients(t *testing.T) {
+	long := strings.Repeat("x", 73)
+	for name, tc := range map[string]struct{ line, want string }{
+		"client_secret without secret": {"client_secret reader", "wrong argument count"},
+		"client without hash":          {"client reader", "wrong argument count"},
+		"secret beyond bcrypt's 72":    {"client_secret reader " + long, "client_secret reader: the secret is 73 bytes; bcrypt uses at most 72"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cf := "{\n lakegate {\n identity {\n issuer {\n " + tc.line + "\n }\n }\n }\n}"
+			_, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(cf), nil)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.NotContains(t, err.Error(), long)
+		})
+	}
 }

@@ -69,14 +69,22 @@ func policyGateway(t *testing.T, p *idp) string {
 		"identity": map[string]any{
 			"required": true,
 			"issuer": map[string]any{"clients": []any{
-				map[string]any{"id": "reader", "secret_sha256": identity.HashSecret("reader-secret"), "groups": []string{"reader"}},
-				map[string]any{"id": "writer", "secret_sha256": identity.HashSecret("writer-secret"), "groups": []string{"writer"}},
-				map[string]any{"id": "admin", "secret_sha256": identity.HashSecret("admin-secret"), "groups": []string{"admin"}},
+				map[string]any{"id": "reader", "secret_bcrypt": bcryptHash(t, "reader-secret"), "groups": []string{"reader"}},
+				map[string]any{"id": "writer", "secret_bcrypt": bcryptHash(t, "writer-secret"), "groups": []string{"writer"}},
+				map[string]any{"id": "admin", "secret_bcrypt": bcryptHash(t, "admin-secret"), "groups": []string{"admin"}},
 			}},
 			"jwt": []any{map[string]any{"static_jwks": p.jwks, "issuer": "https://idp.test", "audience": "lakegate"}},
 		},
 		"policy": map[string]any{"dir": "../../policies", "package": "lakegate.roles"},
 	})
+}
+
+// bcryptHash is secret's secret_bcrypt.
+func bcryptHash(t testing.TB, secret string) string {
+	t.Helper()
+	h, err := identity.HashSecretBcrypt(secret)
+	require.NoError(t, err)
+	return h
 }
 
 func asClient(t *testing.T, base string, opts ...rest.Option) *rest.Catalog {
