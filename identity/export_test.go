@@ -12,3 +12,13 @@ func SetRefetchGap(j *JWT, d time.Duration) {
 // ForgetProcessKeys drops the ephemeral issuer keys, as a new process
 // starts without them: tests use it to stand for another replica.
 func ForgetProcessKeys() { processKeys.Clear() }
+
+// DummyCost is the bcrypt cost an unknown client id is compared at (0:
+// no dummy comparison).
+func DummyCost(i *Issuer) int {
+	if i.dummy == nil {
+		return 0
+	}
+	cost, _ := parseBcrypt(string(i.dummy))
+	return cost
+}
