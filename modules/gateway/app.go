@@ -272,7 +272,10 @@ func (a *App) Validate() error {
 
 // Start opens the embedded catalogs (Provision only checked them), so a
 // database that cannot be opened fails the load, not a later request.
-func (a *App) Start() error { return a.openCatalogs() }
+func (a *App) Start() error {
+	telemetry.StartHistory() // the status page's charts: sampled from the start
+	return a.openCatalogs()
+}
 
 // Stop is a no-op; Cleanup releases the catalogs.
 func (a *App) Stop() error { return nil }

@@ -21,6 +21,7 @@ import (
 	"github.com/lakegate/lakegate/cache"
 	"github.com/lakegate/lakegate/internal/redisurl"
 	"github.com/lakegate/lakegate/policies"
+	"github.com/lakegate/lakegate/telemetry"
 	"github.com/lakegate/lakegate/upstream"
 )
 
@@ -237,6 +238,9 @@ type catalogStatus struct {
 	Idempotency bool                   `json:"idempotency"`
 	// Replay is absent when idempotency is off.
 	Replay *replayCounts `json:"replay,omitempty"`
+	// History is the catalog's last minutes, one point per
+	// telemetry.HistoryInterval, oldest first (empty until two samples).
+	History []telemetry.Point `json:"history"`
 }
 
 // cacheStatus is the cache's counters and their hit ratio.
@@ -315,6 +319,7 @@ func (c *catalogState) status(scrub func(string) string) catalogStatus {
 		}
 	}
 	s.Replay = c.replayCounts()
+	s.History = telemetry.Recent(c.cfg.Name)
 	return s
 }
 
@@ -498,9 +503,11 @@ func redisPasswords(raw string) []string {
 var statusPageSource string
 
 var statusPage = template.Must(template.New("status").Funcs(template.FuncMap{
-	"percent": percent,
-	"ago":     ago,
-	"stamp":   func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	"percent":  percent,
+	"ago":      ago,
+	"stamp":    func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	"interval": func() time.Duration { return telemetry.HistoryInterval },
+	"points":   func() int { return telemetry.HistoryPoints },
 }).Parse(statusPageSource))
 
 // percent shows a hit ratio as the page and its tests read it.

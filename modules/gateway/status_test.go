@@ -23,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	lakegate "github.com/lakegate/lakegate/modules/gateway"
+	"github.com/lakegate/lakegate/telemetry"
 	"github.com/lakegate/lakegate/upstream/embedded"
 	"github.com/lakegate/lakegate/upstream/embedded/embeddedtest"
 )
@@ -143,6 +144,11 @@ type statusDoc struct {
 		Replay      *struct {
 			Replays int64 `json:"replays"`
 		} `json:"replay"`
+		History []struct {
+			RequestsPerSecond float64  `json:"requests_per_second"`
+			CacheHitRatio     *float64 `json:"cache_hit_ratio"`
+			BackendP99        *float64 `json:"backend_p99_seconds"`
+		} `json:"history"`
 	} `json:"catalogs"`
 	Cache *struct {
 		L1Hits      int64    `json:"l1_hits"`
@@ -196,6 +202,39 @@ func TestStatusHitRatioCountsRevalidations(t *testing.T) {
 	assert.Equal(t, int64(3), doc.Cache.Revalidated)
 	require.NotNil(t, doc.Cache.HitRatio)
 	assert.InDelta(t, 3.0/4, *doc.Cache.HitRatio, 1e-9)
+}
+
+// The status shows each catalog's last minutes: the JSON's history and
+// the page's inline charts, from the process's own samples.
+func TestStatusHistoryCharts(t *testing.T) {
+	b := serveCounting(t, nil)
+	seedTables(t, b.prefixURL(), "ns", "t")
+	base, admin := statusGateway(t, map[string]any{"catalogs": []any{cached("charted", b.url, map[string]any{"max_age": "1m"}, nil)}})
+	// Samples an hour ahead of the clock: the process's own ticks, which
+	// come earlier, are then no interval and cannot split this one.
+	t0 := time.Now().Add(time.Hour)
+	telemetry.SampleHistory(t0)
+	path := base + "/v1/charted/namespaces/ns/tables/t"
+	assert.Equal(t, "miss", getTable(t, path).how())
+	for range 3 {
+		assert.Equal(t, "hit-l1", getTable(t, path).how())
+	}
+	telemetry.SampleHistory(t0.Add(10 * time.Second))
+
+	doc, _ := statusOf(t, admin)
+	h := doc.Catalogs[catalogIn(t, doc, "charted")].History
+	require.NotEmpty(t, h)
+	last := h[len(h)-1]
+	assert.InDelta(t, 0.4, last.RequestsPerSecond, 1e-9, "4 loads in 10 s")
+	require.NotNil(t, last.CacheHitRatio)
+	assert.InDelta(t, 0.75, *last.CacheHitRatio, 1e-9)
+	require.NotNil(t, last.BackendP99, "one backend call")
+
+	html := page(t, admin)
+	assert.Contains(t, html, `<table id="history">`)
+	assert.Contains(t, html, `<svg class="spark"`)
+	assert.Contains(t, html, `<polyline points="`)
+	assert.Contains(t, html, "75.0%", "the newest cache hit ratio beside its chart")
 }
 
 // statusOf reads /lakegate/status; raw is the body as sent.
