@@ -204,10 +204,13 @@ func (rs *response) vetDataFiles(ctx context.Context, fs iceio.IO, v version, fi
 		if df.FileFormat() != iceberg.ParquetFile {
 			continue // the scan refuses it with an error of its own
 		}
+		// The recipient is told which version failed, never which file:
+		// a path under the table holds partition values. The log has it.
 		name := dataFileName(v.Meta.Location(), df.FilePath())
 		f, err := fs.Open(df.FilePath())
 		if err != nil {
-			return rs.s.storageError(err, "reading data file %q of version %d of table %q failed", name, v.V, rs.l.target.Table)
+			return rs.s.storageError(fmt.Errorf("%s: %w", name, err),
+				"deriving the row-level changes of version %d of table %q failed", v.V, rs.l.target.Table)
 		}
 		err = parquetcheck.Decode(ctx, f)
 		_ = f.Close() // read only
@@ -215,15 +218,15 @@ func (rs *response) vetDataFiles(ctx context.Context, fs iceio.IO, v version, fi
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			return rs.s.storageError(err, "data file %q of version %d of table %q is corrupt (not parquet lakegate can read); "+
-				"the version's row-level changes cannot be derived", name, v.V, rs.l.target.Table)
+			return rs.s.storageError(fmt.Errorf("%s: %w", name, err), "a data file of version %d of table %q is corrupt "+
+				"(not parquet lakegate can read); the version's row-level changes cannot be derived", v.V, rs.l.target.Table)
 		}
 	}
 	return nil
 }
 
-// dataFileName names a data file to a recipient: its path under the
-// table's location, else its base name (a full path may be a server's).
+// dataFileName names a data file in the server's log: its path under the
+// table's location, else its base name.
 func dataFileName(tableLocation, path string) string {
 	if rel, ok := strings.CutPrefix(path, strings.TrimSuffix(tableLocation, "/")+"/"); ok && rel != "" {
 		return rel
