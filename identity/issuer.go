@@ -22,28 +22,36 @@ import (
 // Client is an OAuth2 client allowed to use the client-credentials grant.
 // Its secret is given as exactly one of SecretBcrypt and SecretSHA256.
 type Client struct {
-	ID string `json:"id"` // the client_id, and the principal its tokens name (required)
+	// ID is the client_id, and the principal its tokens name (required).
+	ID string `json:"id"`
 	// SecretBcrypt is the bcrypt hash of the client secret ("$2a$", "$2b$"
-	// or "$2y$", cost at least MinBcryptCost), as Caddy's hash-password or
+	// or "$2y$", cost at least MinBcryptCost, 10), as Caddy's hash-password or
 	// `htpasswd -nbBC 10` make it: salted and slow, so the config (which
 	// the admin API shows) does not give the secret away.
 	SecretBcrypt string `json:"secret_bcrypt,omitempty"`
 	// SecretSHA256 is the hex SHA-256 of the client secret. Deprecated:
 	// unsalted and fast, it lets a weak secret be guessed from the config;
-	// use SecretBcrypt. Still accepted, with a warning (see LegacyClients).
-	SecretSHA256 string   `json:"secret_sha256,omitempty"`
-	Groups       []string `json:"groups,omitempty"` // groups its tokens carry, for the policy (default none)
+	// use SecretBcrypt. Still accepted, with a warning at start (see
+	// LegacyClients).
+	SecretSHA256 string `json:"secret_sha256,omitempty"`
+	// Groups are the groups its tokens carry, for the policy (default:
+	// none).
+	Groups []string `json:"groups,omitempty"`
 }
 
 // IssuerConfig configures the built-in token endpoint.
 type IssuerConfig struct {
-	Issuer   string            `json:"issuer,omitempty"`   // `iss` of issued tokens, default "lakegate"
-	Audience string            `json:"audience,omitempty"` // `aud`, default "lakegate"
-	TTL      duration.Duration `json:"ttl,omitempty"`      // default 1h
-	Clients  []Client          `json:"clients,omitempty"`  // who may get tokens (at least one)
+	// Issuer is the `iss` of issued tokens (default "lakegate").
+	Issuer string `json:"issuer,omitempty"`
+	// Audience is the `aud` of issued tokens (default "lakegate").
+	Audience string `json:"audience,omitempty"`
+	// TTL is how long an issued token is valid, at least 1s (default 1h).
+	TTL duration.Duration `json:"ttl,omitempty"`
+	// Clients are who may get tokens (required: at least one).
+	Clients []Client `json:"clients,omitempty"`
 	// SigningSecret (HS256, >= 32 bytes) lets every replica sign and verify the
 	// same tokens; without it an ephemeral ES256 key is generated (one replica
-	// only, and tokens die with the process).
+	// only, and tokens die with the process). Default: that ephemeral key.
 	SigningSecret string `json:"signing_secret,omitempty"`
 }
 

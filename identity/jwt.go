@@ -13,16 +13,36 @@ import (
 )
 
 // JWTConfig configures validation of bearer JWTs issued by an external IdP.
+// One of JWKSURL, Discover and StaticJWKS is required.
 type JWTConfig struct {
-	JWKSURL         string            `json:"jwks_url,omitempty"`         // fetched, cached, refreshed every RefreshInterval and on an unknown kid (at most once per 10s)
-	Issuer          string            `json:"issuer,omitempty"`           // required `iss` when set
-	Discover        bool              `json:"discover,omitempty"`         // OIDC discovery: GET {Issuer}/.well-known/openid-configuration -> jwks_uri
-	StaticJWKS      string            `json:"static_jwks,omitempty"`      // a JWKS JSON document with public keys
-	Audience        string            `json:"audience,omitempty"`         // required in `aud` when set
-	Leeway          duration.Duration `json:"leeway,omitempty"`           // exp/nbf/iat skew, default 60s
-	SubjectClaim    string            `json:"subject_claim,omitempty"`    // default "sub"
-	GroupsClaim     string            `json:"groups_claim,omitempty"`     // default "groups"; a string or a list of strings; dotted paths ("realm_access.roles") reach nested claims
-	RefreshInterval duration.Duration `json:"refresh_interval,omitempty"` // default 10m
+	// JWKSURL is the IdP's JWKS: fetched on first use, cached, refreshed
+	// every RefreshInterval and on an unknown kid (at most once per 10s)
+	// (default: none).
+	JWKSURL string `json:"jwks_url,omitempty"`
+	// Issuer, when set, must be the token's `iss` (default: any issuer;
+	// required with Discover).
+	Issuer string `json:"issuer,omitempty"`
+	// Discover finds the JWKS by OIDC discovery: GET
+	// {Issuer}/.well-known/openid-configuration -> jwks_uri (default
+	// false; not with JWKSURL).
+	Discover bool `json:"discover,omitempty"`
+	// StaticJWKS is a JWKS JSON document with the public keys, for an IdP
+	// that is not fetched (default: none).
+	StaticJWKS string `json:"static_jwks,omitempty"`
+	// Audience, when set, must be in the token's `aud` (default: any
+	// audience).
+	Audience string `json:"audience,omitempty"`
+	// Leeway is the clock skew allowed on exp, nbf and iat (default 60s).
+	Leeway duration.Duration `json:"leeway,omitempty"`
+	// SubjectClaim is the claim that names the principal (default "sub").
+	SubjectClaim string `json:"subject_claim,omitempty"`
+	// GroupsClaim is the claim with the principal's groups, a string or a
+	// list of strings; dotted paths ("realm_access.roles") reach nested
+	// claims (default "groups").
+	GroupsClaim string `json:"groups_claim,omitempty"`
+	// RefreshInterval is how often the JWKS is fetched again (default
+	// 10m).
+	RefreshInterval duration.Duration `json:"refresh_interval,omitempty"`
 }
 
 const (

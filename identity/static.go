@@ -11,9 +11,13 @@ import (
 
 // StaticToken is one long-lived bearer token, configured by its hash.
 type StaticToken struct {
-	ID     string   `json:"id"`               // the principal the token authenticates as (required)
-	Groups []string `json:"groups,omitempty"` // the principal's groups, for the policy (default none)
-	SHA256 string   `json:"sha256"`           // hex SHA-256 of the token (required); tokens are never stored in clear
+	// ID is the principal the token authenticates as (required).
+	ID string `json:"id"`
+	// Groups are the principal's groups, for the policy (default: none).
+	Groups []string `json:"groups,omitempty"`
+	// SHA256 is the hex SHA-256 of the token (required); tokens are never
+	// stored in clear.
+	SHA256 string `json:"sha256"`
 }
 
 // StaticTokens authenticates opaque bearer tokens against configured hashes.

@@ -17,10 +17,17 @@ import (
 
 // Config selects the policy directory and the package to query.
 type Config struct {
-	Dir            string            `json:"dir,omitempty"`             // default "policies"; every *.rego file in it (not *_test.rego) is loaded
-	Package        string            `json:"package"`                   // e.g. "lakegate.roles": queries data.<Package>.decision and data.<Package>.visible
-	Timeout        duration.Duration `json:"timeout,omitempty"`         // per evaluation, default 1s
-	ReloadInterval duration.Duration `json:"reload_interval,omitempty"` // directory poll period, default 2s; negative disables
+	// Dir is the policy directory: every *.rego file in it (not
+	// *_test.rego) is loaded (default "policies").
+	Dir string `json:"dir,omitempty"`
+	// Package is the Rego package to query, e.g. "lakegate.roles":
+	// data.<Package>.decision and data.<Package>.visible (required).
+	Package string `json:"package"`
+	// Timeout bounds one evaluation (default 1s).
+	Timeout duration.Duration `json:"timeout,omitempty"`
+	// ReloadInterval is how often Dir is polled for changes (default 2s);
+	// negative disables reloading.
+	ReloadInterval duration.Duration `json:"reload_interval,omitempty"`
 }
 
 // Defaults applied by New.

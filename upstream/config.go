@@ -163,28 +163,46 @@ type Auth struct {
 	Token string `json:"token,omitempty"`
 
 	// OAuth2 client credentials (oauth2 mode).
-	TokenURL     string `json:"token_url,omitempty"`     // default <url>/v1/oauth/tokens
-	ClientID     string `json:"client_id,omitempty"`     // required
-	ClientSecret string `json:"client_secret,omitempty"` // required
-	Scope        string `json:"scope,omitempty"`         // default: none sent
 
-	// SigV4 (AWS Glue / S3 Tables). Without keys, credentials come from
-	// the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
-	// AWS_SESSION_TOKEN, AWS_PROFILE, web identity, ECS container
-	// variables) or the shared AWS config files, never from the EC2
-	// instance metadata service (IMDS) unless Credentials is
-	// "default_chain"; with none found, the backend fails to load.
-	Region          string `json:"region,omitempty"`            // required
-	Service         string `json:"service,omitempty"`           // required: glue or s3tables
-	AccessKeyID     string `json:"access_key_id,omitempty"`     // default: see above
-	SecretAccessKey string `json:"secret_access_key,omitempty"` // required with AccessKeyID
-	SessionToken    string `json:"session_token,omitempty"`     // default: none
+	// TokenURL is where oauth2 mode gets its tokens (default
+	// <url>/v1/oauth/tokens).
+	TokenURL string `json:"token_url,omitempty"`
+	// ClientID is the OAuth2 client id (oauth2 mode, required there).
+	ClientID string `json:"client_id,omitempty"`
+	// ClientSecret is the OAuth2 client secret (oauth2 mode, required
+	// there).
+	ClientSecret string `json:"client_secret,omitempty"`
+	// Scope is the OAuth2 scope requested with the token (default: none
+	// sent).
+	Scope string `json:"scope,omitempty"`
+
+	// SigV4 (AWS Glue / S3 Tables).
+
+	// Region is the AWS region requests are signed for (sigv4 mode,
+	// required there).
+	Region string `json:"region,omitempty"`
+	// Service is the AWS service requests are signed for: glue or
+	// s3tables (sigv4 mode, required there).
+	Service string `json:"service,omitempty"`
+	// AccessKeyID is the AWS access key to sign with (default: none).
+	// Without keys, credentials come from the environment
+	// (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN,
+	// AWS_PROFILE, web identity, ECS container variables) or the shared
+	// AWS config files, never from the EC2 instance metadata service
+	// (IMDS) unless Credentials is "default_chain"; with none found, the
+	// backend fails to load.
+	AccessKeyID string `json:"access_key_id,omitempty"`
+	// SecretAccessKey is the AWS secret key (required with AccessKeyID).
+	SecretAccessKey string `json:"secret_access_key,omitempty"`
+	// SessionToken is the AWS session token of temporary keys (default:
+	// none).
+	SessionToken string `json:"session_token,omitempty"`
 	// Profile is a profile of the shared AWS config files to take
 	// credentials from (default: AWS_PROFILE, else "default").
 	Profile string `json:"profile,omitempty"`
 	// Credentials "default_chain" opts in to the AWS SDK's whole default
 	// credential chain, the EC2 instance role through IMDS included
-	// (default: "", the chain without IMDS, as above).
+	// (default: "", the chain without IMDS, as AccessKeyID says).
 	Credentials string `json:"credentials,omitempty"`
 }
 

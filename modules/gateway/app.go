@@ -2,6 +2,8 @@
 // and the state shared by every handler) and the Iceberg REST front door.
 package gateway
 
+//go:generate go run github.com/lakegate/lakegate/internal/docgen -root ../.. -out docs/reference.md
+
 import (
 	"fmt"
 
@@ -76,7 +78,8 @@ type CatalogConfig struct {
 	// Embedded serves the catalog from lakegate's own embedded catalog.
 	// Exactly one of Embedded and Remote is set.
 	Embedded *embedded.Config `json:"embedded,omitempty"`
-	// Remote fronts an Iceberg REST catalog over HTTP.
+	// Remote fronts an Iceberg REST catalog over HTTP. Exactly one of
+	// Embedded and Remote is set.
 	Remote *upstream.RemoteConfig `json:"remote,omitempty"`
 	// MaxRequestBody bounds request bodies (default 10 MiB); larger ones
 	// get 413.

@@ -51,8 +51,8 @@ type SharingHandler struct {
 	// and URLs die with the process (default: that random key).
 	SigningKey string `json:"signing_key,omitempty"`
 	// PublicURL is the base URL recipients reach lakegate at (for file
-	// URLs and profiles) when it is behind a proxy (default: the
-	// request's scheme and host).
+	// URLs and profiles) when it is behind a proxy, Prefix included
+	// (default: the request's scheme and host, then Prefix).
 	PublicURL string `json:"public_url,omitempty"`
 	// S3 are FileIO properties used to presign S3 URLs when a table's
 	// LoadTable vends no credentials (default: none; such tables' files

@@ -8,32 +8,46 @@ import (
 // Share is one share as configured: schemas of tables, each table an
 // Iceberg table of a lakegate catalog.
 type Share struct {
-	Name    string   `json:"name"`              // unique, case-insensitively (required)
-	Comment string   `json:"comment,omitempty"` // shown to recipients (default none)
-	Schemas []Schema `json:"schemas"`           // what the share holds (default none)
+	// Name is the share's name, unique case-insensitively (required).
+	Name string `json:"name"`
+	// Comment is shown to recipients (default: none).
+	Comment string `json:"comment,omitempty"`
+	// Schemas are what the share holds (default: none).
+	Schemas []Schema `json:"schemas"`
 }
 
 // Schema groups shared tables. Tables lists tables one by one; Namespaces
 // shares every table of whole namespaces, under the table's own name.
 type Schema struct {
-	Name       string         `json:"name"`                 // unique in its share (required)
-	Tables     []TableRef     `json:"tables,omitempty"`     // default none
-	Namespaces []NamespaceRef `json:"namespaces,omitempty"` // default none
+	// Name is the schema's name, unique in its share (required).
+	Name string `json:"name"`
+	// Tables are tables shared one by one (default: none; a schema needs
+	// a table or a namespace).
+	Tables []TableRef `json:"tables,omitempty"`
+	// Namespaces are namespaces shared whole (default: none).
+	Namespaces []NamespaceRef `json:"namespaces,omitempty"`
 }
 
 // TableRef is one shared table: Name as recipients see it, and the
 // Iceberg table behind it.
 type TableRef struct {
-	Name      string   `json:"name"`      // as recipients see it, unique in its schema (required)
-	Catalog   string   `json:"catalog"`   // a lakegate catalog (required)
-	Namespace []string `json:"namespace"` // its levels (required)
-	Table     string   `json:"table"`     // the Iceberg table (required)
+	// Name is the table as recipients see it, unique in its schema
+	// (required).
+	Name string `json:"name"`
+	// Catalog is the lakegate catalog holding the table (required).
+	Catalog string `json:"catalog"`
+	// Namespace is the table's namespace, one level per item (required).
+	Namespace []string `json:"namespace"`
+	// Table is the Iceberg table's name (required).
+	Table string `json:"table"`
 }
 
 // NamespaceRef is a whole shared namespace.
 type NamespaceRef struct {
-	Catalog   string   `json:"catalog"`   // a lakegate catalog (required)
-	Namespace []string `json:"namespace"` // its levels (required)
+	// Catalog is the lakegate catalog holding the namespace (required).
+	Catalog string `json:"catalog"`
+	// Namespace is the namespace, one level per item (required).
+	Namespace []string `json:"namespace"`
 }
 
 // Validate checks names are present and unique (case-insensitively: the

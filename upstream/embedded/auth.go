@@ -14,10 +14,11 @@ import (
 // for a remote catalog that requires authentication. With neither tokens
 // nor clients set, every request is allowed.
 type AuthConfig struct {
-	// Tokens are static bearer tokens that are always accepted.
+	// Tokens are static bearer tokens that are always accepted (default:
+	// none).
 	Tokens []string `json:"tokens,omitempty"`
 	// Clients maps OAuth2 client ids to secrets for the client-credentials
-	// grant at /v1/oauth/tokens.
+	// grant at /v1/oauth/tokens (default: none).
 	Clients map[string]string `json:"clients,omitempty"`
 	// TokenTTL is the lifetime of issued tokens (default 1h).
 	TokenTTL duration.Duration `json:"token_ttl,omitempty"`
