@@ -40,24 +40,31 @@
 //     command this build has (caddycmd.Commands(), less the ones lakegate
 //     refuses, plus `version`), `--config <file>` names a file of the
 //     repository, and `go test -run <Name> <pkg>` names an existing package
-//     and test. These are checked, not run: the curl walk-throughs (README
-//     "First walk-through", docs/operating.md), the build and xcaddy lines,
-//     `examples/bench/run.sh` and the `apt-get`/`npm` lines need a running
-//     gateway, a network or minutes of build, and are not executed here.
+//     and test. README's "First walk-through" is run for real
+//     (TestFirstWalkThrough). The other shell blocks are checked, not run:
+//     the operator's curl lines of docs/operating.md, the build and xcaddy
+//     lines of README and docs/install.md, `go run ./caddy sharing-profile`,
+//     `examples/bench/run.sh` and the `apt-get`/`npm` lines need a long-lived
+//     gateway on fixed ports, a network or minutes of build.
 //   - README.md is at most 300 lines: the reference lives in docs/.
 package docs_test
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 	caddycmd "github.com/caddyserver/caddy/v2/cmd"
 	"github.com/stretchr/testify/assert"
@@ -622,4 +629,112 @@ func TestReadmeShort(t *testing.T) {
 	require.NoError(t, err)
 	lines := strings.Count(string(data), "\n")
 	assert.LessOrEqual(t, lines, 300, "README.md has %d lines; move reference text to docs/", lines)
+}
+
+// freePort is a TCP port free on loopback when it is asked for.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+var etagLine = regexp.MustCompile(`(?mi)^etag:\s*(.+?)\s*$`)
+
+// TestFirstWalkThrough runs the shell blocks of README's "First
+// walk-through" with bash and curl against the root Caddyfile, served in
+// process on free ports, its data in a temporary folder that is also where
+// the blocks run (so `$PWD/data/local/warehouse` is the catalog's
+// warehouse, as in a checkout). 127.0.0.1:8181 becomes the test's address,
+// and `<the etag>` the ETag the block printed just before, as a reader
+// would copy it. The Go snippet is not run: iceberg-go's REST client is
+// driven by the gateway's own tests (TestPolicyRolesEndToEnd and others).
+func TestFirstWalkThrough(t *testing.T) {
+	for _, tool := range []string{"bash", "curl"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not on the PATH", tool)
+		}
+	}
+	readme := parse(t, filepath.Join(root, "README.md"))
+	start, end := 0, 1<<30
+	for n, line := range readme.prose {
+		if line == "## First walk-through" {
+			start = n
+		}
+	}
+	require.NotZero(t, start, "README has a First walk-through")
+	for n, line := range readme.prose {
+		if n > start && n < end && strings.HasPrefix(line, "## ") {
+			end = n
+		}
+	}
+	var blocks []string
+	for _, b := range readme.blocks {
+		if b.info == "sh" && b.line > start && b.line < end {
+			blocks = append(blocks, b.body)
+		}
+	}
+	require.Len(t, blocks, 2, "the walk-through's Iceberg and Delta blocks")
+
+	dir := t.TempDir()
+	port, adminPort := freePort(t), freePort(t)
+	t.Setenv("LAKEGATE_DATA", filepath.Join(dir, "data"))
+	t.Setenv("LAKEGATE_ADDR", ":"+strconv.Itoa(port))
+	t.Setenv("LAKEGATE_ADMIN_PORT", strconv.Itoa(adminPort))
+	t.Setenv("XDG_DATA_HOME", filepath.Join(dir, "xdg-data"))
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "xdg-config"))
+	caddyfile, err := filepath.Abs(filepath.Join(root, "Caddyfile"))
+	require.NoError(t, err)
+	body, err := os.ReadFile(caddyfile)
+	require.NoError(t, err)
+	adapted, _, err := caddyconfig.GetAdapter("caddyfile").Adapt(body, map[string]any{"filename": caddyfile})
+	require.NoError(t, err)
+	// Run as the README does, less what would leave the test's folder:
+	// no autosaved config, storage under the test's folder.
+	var cfg map[string]any
+	require.NoError(t, json.Unmarshal(adapted, &cfg))
+	admin, _ := cfg["admin"].(map[string]any)
+	require.NotNil(t, admin, "the root Caddyfile configures the admin endpoint")
+	admin["config"] = map[string]any{"persist": false}
+	cfg["storage"] = map[string]any{"module": "file_system", "root": filepath.Join(dir, "caddy")}
+	adapted, err = json.Marshal(cfg)
+	require.NoError(t, err)
+	require.NoError(t, caddy.Load(adapted, true))
+	t.Cleanup(func() { _ = caddy.Stop() })
+
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	sh := func(script string) string {
+		t.Helper()
+		cmd := exec.Command("bash", "-e", "-c", strings.ReplaceAll(script, "127.0.0.1:8181", addr))
+		cmd.Dir = dir
+		out, err := cmd.Output()
+		require.NoError(t, err, "%s\noutput:\n%s", script, out)
+		t.Logf("%s", out)
+		return string(out)
+	}
+
+	// The Iceberg block, up to the conditional load that needs the ETag.
+	lines := strings.Split(blocks[0], "\n")
+	cut := slices.IndexFunc(lines, func(l string) bool { return strings.Contains(l, "<the etag>") })
+	require.Positive(t, cut, "the walk-through sends the ETag back")
+	for cut > 0 && strings.HasSuffix(lines[cut-1], "\\") {
+		cut--
+	}
+	out := sh(strings.Join(lines[:cut], "\n"))
+	assert.Contains(t, out, `"endpoints"`, "/v1/config")
+	assert.Contains(t, out, `"namespace":["demo"]`, "the namespace is created")
+	assert.Contains(t, out, `"metadata-location"`, "the table is created")
+	assert.NotContains(t, out, `"error"`)
+	m := etagLine.FindAllStringSubmatch(out, -1)
+	require.NotEmpty(t, m, "the load prints its ETag:\n%s", out)
+	etag := m[len(m)-1][1]
+	out = sh(strings.ReplaceAll(strings.Join(lines[cut:], "\n"), "<the etag>", etag))
+	assert.Regexp(t, `^HTTP/\S+ 304`, out, "If-None-Match with the ETag")
+
+	// The Delta block: the same catalog through the UC Delta API.
+	out = sh(blocks[1])
+	assert.NotContains(t, out, `"error"`)
+	assert.Contains(t, out, `"protocol-version"`, "the Delta API's config")
+	assert.Contains(t, out, `"table-uuid"`, "the Delta table, loaded as Iceberg")
 }
