@@ -21,7 +21,7 @@ import (
 	// gateway has no use for: templates and markdown, the ACME server, PHP
 	// FastCGI, forward_auth, basic_auth, file_server, the intercept, map,
 	// push and timeouts handlers, the events app and virtual file systems
-	// (README, Install). Kept: the HTTP server and its core directives
+	// (docs/install.md). Kept: the HTTP server and its core directives
 	// (caddyhttp, with tls and the acme/internal/zerossl issuers of
 	// caddytls), reverse_proxy (examples/bench) with header and
 	// rewrite/handle_path, encode (gzip, zstd), request_body,
@@ -99,8 +99,9 @@ Change the running gateway's configuration, or stop it:
 	$ lakegate reload --config Caddyfile
 	$ lakegate stop
 
-Documentation: README.md in the repository (install, the Caddyfile
-reference, each front door and backend kind); Caddy's command-line
+Documentation: README.md in the repository (install, a first
+walk-through) and docs/ (the Caddyfile reference in docs/configuration.md,
+a page per front door and backend kind, operating); Caddy's command-line
 reference applies to the commands below: https://caddyserver.com/docs/command-line`
 
 // rootHelp reports a request for the root help: no command, or help
@@ -132,7 +133,7 @@ func printHelp(w io.Writer) {
 // modules): lakegate refuses them and says how it is built instead.
 var notLakegate = map[string]string{
 	"upgrade":        "not available: it would replace lakegate with a stock Caddy from caddyserver.com; build lakegate again (README, Install)",
-	"add-package":    "not available: it would replace lakegate with a stock Caddy from caddyserver.com; add the module with xcaddy (README, Install)",
+	"add-package":    "not available: it would replace lakegate with a stock Caddy from caddyserver.com; add the module with xcaddy (docs/install.md)",
 	"remove-package": "not available: it would replace lakegate with a stock Caddy from caddyserver.com; build lakegate again (README, Install)",
 }
 

@@ -154,7 +154,7 @@ func TestListModules(t *testing.T) {
 	assert.Equal(t, "v2.11.9", byID["http.handlers.reverse_proxy"]["version"])
 }
 
-// The standard modules this binary keeps for a gateway (README, Install),
+// The standard modules this binary keeps for a gateway (docs/install.md),
 // and their directives.
 func TestKeptStandardModules(t *testing.T) {
 	for _, id := range []string{

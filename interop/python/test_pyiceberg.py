@@ -406,7 +406,8 @@ def http_post_form(url, form):
 
 def test_oauth2_token_endpoint_at_clients_default_url(policy_table):
     # Both clients post to {uri}/v1/oauth/tokens when oauth2-server-uri is
-    # not set (what every configuration in README.md relies on).
+    # not set (what every configuration in docs/iceberg.md, "Clients",
+    # relies on).
     target, _ = policy_table
     url = f"{target.uri}/v1/oauth/tokens"
     status, body = http_post_form(url, {

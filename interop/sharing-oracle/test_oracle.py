@@ -139,7 +139,7 @@ def test_metadata_configuration(tables, table):
     """metaData.configuration. Allowed to differ: it is the table's
     properties, and the two tables are different tables (Delta's and
     Iceberg's properties); lakegate declares delta.enableChangeDataFeed=true
-    on every table when it has a change folder (README, "Changes"), the
+    on every table when it has a change folder (docs/sharing.md, "Changes"), the
     reference server only where the Delta table set it. Must agree: a table
     whose feed the reference server shares is declared with one by lakegate."""
     import delta_sharing
@@ -394,7 +394,7 @@ def test_changes(tables, fmt):
     copy-on-write overwrite does not say which removed row became which
     added one (no row lineage or identifier fields), and the protocol
     takes _change_type from the change files the server serves, so
-    lakegate's derivation (README, "Row-level changes of rewrites") is
+    lakegate's derivation (docs/sharing.md, "Row-level changes of rewrites") is
     compared with the update's images read as delete/insert. The
     unnormalized feeds are compared too (test_changes_update_images)."""
     import delta_sharing

@@ -55,7 +55,7 @@ def same_columns(c, call, body):
 
 def etag_header(c, resp, body):
     """lakegate sends the load response's etag as the ETag header too
-    (README "Load response"; the spec itself declares no headers)."""
+    (docs/unity-delta.md, "Load response"; the spec itself declares no headers)."""
     assert resp.headers.get("ETag") == f'"{body["metadata"]["etag"]}"', resp.headers.get("ETag")
 
 

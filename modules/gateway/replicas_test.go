@@ -281,7 +281,7 @@ func TestReplayOutcomeSurvivesRedisFreeze(t *testing.T) {
 	}
 }
 
-// A Redis at maxmemory under noeviction, as the README asks of the replay
+// A Redis at maxmemory under noeviction, as docs/configuration.md asks of the replay
 // store: keyed writes get 503 before anything runs, loads keep being
 // answered (the cache stops growing, not serving), a plain commit still
 // invalidates the other replica, and once memory frees keyed writes run
