@@ -15,45 +15,49 @@ import (
 	"github.com/lakegate/lakegate/upstream/locations"
 )
 
-// Pipelines opens the Iceberg pipeline of a lakegate catalog as an HTTP
-// transport. The transport serves Iceberg REST requests under
-// /v1/{catalog}/... (and /v1/config), on behalf of the principal the
-// request's context carries (caller.With); it decides no policy: the
-// front door already did, on the operation its client asked for.
+// Pipelines runs translated Iceberg calls through a lakegate catalog's
+// pipeline, in process, on behalf of the principal the context carries
+// (caller.With); it decides no policy: the front door already did, on
+// the operation its client asked for.
 type Pipelines interface {
+	// Serve runs one typed call (ErrNoCatalog for a catalog lakegate
+	// does not serve).
+	Serve(ctx context.Context, catalog string, call Call) (*Response, error)
+	// Transport is the pipeline as an HTTP transport serving /v1/...,
+	// only for iceberg-go's REST client (scan planning), which speaks
+	// HTTP.
 	Transport(catalog string) (http.RoundTripper, bool)
 	// Locations is where the catalog's files may be read from; nil when
 	// lakegate does not confine it.
 	Locations(catalog string) *locations.Rule
 }
 
-// BaseURL is the URL translators address a pipeline transport at; the
-// host is never dialled.
+// BaseURL is the URL iceberg-go's client addresses a pipeline transport
+// at; the host is never dialled.
 const BaseURL = "http://lakegate.pipeline"
 
-// Catalogs keeps one iceberg-go REST client per lakegate catalog, speaking
-// to that catalog's pipeline. A client is built on first use (it reads the
-// catalog's /v1/config once) and reused; a failed build is retried on the
-// next call, so a backend that was down at first use is picked up later.
+// Catalogs hands out each lakegate catalog's clients: the typed Client,
+// and one iceberg-go REST client per catalog for scan planning, built on
+// first use (it reads the catalog's /v1/config once) and reused; a failed
+// build is retried on the next call.
 type Catalogs struct {
 	pipelines Pipelines
 	mu        sync.Mutex
 	clients   map[string]*rest.Catalog
-	raw       map[string]*Client
 }
 
 // NewCatalogs wraps p.
 func NewCatalogs(p Pipelines) *Catalogs {
-	return &Catalogs{pipelines: p, clients: map[string]*rest.Catalog{}, raw: map[string]*Client{}}
+	return &Catalogs{pipelines: p, clients: map[string]*rest.Catalog{}}
 }
 
-// ErrNoCatalog is returned by Open for a catalog lakegate does not serve.
+// ErrNoCatalog is returned for a catalog lakegate does not serve.
 var ErrNoCatalog = fmt.Errorf("no such catalog")
 
 // Locations is catalog name's location rule (see Pipelines).
 func (c *Catalogs) Locations(name string) *locations.Rule { return c.pipelines.Locations(name) }
 
-// Open returns the REST client of catalog name.
+// Open returns the iceberg-go REST client of catalog name.
 func (c *Catalogs) Open(ctx context.Context, name string) (*rest.Catalog, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -73,24 +77,12 @@ func (c *Catalogs) Open(ctx context.Context, name string) (*rest.Catalog, error)
 	return cl, nil
 }
 
-// Client returns catalog name's raw Iceberg REST client; it reads the
-// catalog's namespace separator from /v1/config once.
-func (c *Catalogs) Client(ctx context.Context, name string) (*Client, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if cl, ok := c.raw[name]; ok {
-		return cl, nil
-	}
-	rt, ok := c.pipelines.Transport(name)
-	if !ok {
+// Client returns catalog name's typed client. It asks the backend
+// nothing: the gateway fixed the catalog's names and separator at
+// Provision.
+func (c *Catalogs) Client(name string) (*Client, error) {
+	if _, ok := c.pipelines.Transport(name); !ok {
 		return nil, fmt.Errorf("%w: %q", ErrNoCatalog, name)
 	}
-	cl := &Client{Catalog: name, rt: rt}
-	sep, err := cl.separator(ctx)
-	if err != nil {
-		return nil, err
-	}
-	cl.sep = sep
-	c.raw[name] = cl
-	return cl, nil
+	return &Client{Catalog: name, pipelines: c.pipelines}, nil
 }

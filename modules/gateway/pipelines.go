@@ -2,9 +2,12 @@ package gateway
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 
 	"github.com/lakegate/lakegate/caller"
 	"github.com/lakegate/lakegate/translate"
@@ -23,6 +26,42 @@ func (a *App) Transport(name string) (http.RoundTripper, bool) {
 		return nil, false
 	}
 	return pipelineTransport{cat}, true
+}
+
+// Serve runs a translator's typed call through catalog name's pipeline
+// in process (translate.Pipelines): the route is the translator's, so no
+// URL is built for it to be parsed again, and the answer is the captured
+// bytes themselves.
+func (a *App) Serve(ctx context.Context, name string, call translate.Call) (*translate.Response, error) {
+	cat, ok := a.catalog(name)
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", translate.ErrNoCatalog, name)
+	}
+	rt := call.Route
+	rt.Prefix, rt.HasPrefix = name, true
+	method := icerest.MethodOf(rt.Operation)
+	if method == "" {
+		return nil, fmt.Errorf("translate: %q is no Iceberg REST operation", rt.Operation)
+	}
+	header := call.Header
+	if header == nil {
+		header = http.Header{}
+	}
+	req := (&http.Request{
+		Method: method, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: header,
+		URL:           &url.URL{Path: "/v1/" + name, RawQuery: call.Query.Encode()},
+		Body:          io.NopCloser(bytes.NewReader(call.Body)),
+		ContentLength: int64(len(call.Body)), Host: "lakegate.pipeline",
+	}).WithContext(ctx)
+	var h upstream.Handler
+	if err := checkNames(rt); err != nil {
+		h = func(w http.ResponseWriter, r *http.Request, _ icerest.Route) { icerest.WriteError(w, r, err) }
+	} else {
+		principal := caller.From(ctx).Principal
+		h = func(w http.ResponseWriter, r *http.Request, rt icerest.Route) { cat.pipeline.Serve(w, r, rt, principal) }
+	}
+	rec := upstream.Capture(h, req, rt)
+	return &translate.Response{Status: rec.Status, Header: rec.Header, Body: rec.Body.Bytes()}, nil
 }
 
 // syncDeltaLogs has every catalog's pipeline keep EXTERNAL Delta tables

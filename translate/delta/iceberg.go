@@ -14,6 +14,7 @@ import (
 
 	"github.com/lakegate/lakegate/caller"
 	"github.com/lakegate/lakegate/translate"
+	"github.com/lakegate/lakegate/upstream/icerest"
 )
 
 // icebergClient is the catalog's raw Iceberg REST client with the Delta
@@ -26,12 +27,8 @@ type icebergClient struct {
 
 // catalogError maps a failure to reach a catalog to the Delta model.
 func catalogError(name string, err error) error {
-	var cfg *translate.ConfigError
-	switch {
-	case errors.Is(err, translate.ErrNoCatalog):
+	if errors.Is(err, translate.ErrNoCatalog) {
 		return Errorf(http.StatusNotFound, NoSuchCatalog, "no catalog named %q", name)
-	case errors.As(err, &cfg):
-		return fromIceberg(cfg.Status, cfg.Body, AlreadyExists)
 	}
 	return Errorf(http.StatusBadGateway, InternalServerError, "catalog %q: %v", name, err)
 }
@@ -39,18 +36,24 @@ func catalogError(name string, err error) error {
 // request is an Iceberg call's extras.
 type request struct {
 	header   http.Header
+	query    url.Values
 	conflict string // Delta type for a 409 CommitFailedException
+}
+
+// tableOp is operation op on table tbl of namespace ns.
+func tableOp(op string, ns []string, tbl string) icerest.Route {
+	return icerest.Route{Operation: op, Namespace: ns, Table: tbl}
 }
 
 // do sends one request; a non-2xx answer becomes a Delta error, a 2xx body
 // is decoded into out when out is not nil.
-func (c *icebergClient) do(ctx context.Context, method, path string, body, out any, opt *request) error {
+func (c *icebergClient) do(ctx context.Context, rt icerest.Route, body, out any, opt *request) error {
 	ctx = markOwn(ctx) // see Service.Refresh
 	var raw []byte
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
-			return fmt.Errorf("encoding %s %s: %w", method, path, err)
+			return fmt.Errorf("encoding the body of %s: %w", rt.Operation, err)
 		}
 		raw = b
 	}
@@ -68,7 +71,11 @@ func (c *icebergClient) do(ctx context.Context, method, path string, body, out a
 			conflict = opt.conflict
 		}
 	}
-	resp, err := c.Do(ctx, method, path, raw, header)
+	var query url.Values
+	if opt != nil {
+		query = opt.query
+	}
+	resp, err := c.Do(ctx, translate.Call{Route: rt, Query: query, Header: header, Body: raw})
 	if err != nil {
 		return Errorf(http.StatusBadGateway, InternalServerError, "catalog %q: %v", c.Catalog, err)
 	}
@@ -79,7 +86,7 @@ func (c *icebergClient) do(ctx context.Context, method, path string, body, out a
 		return nil
 	}
 	if err := json.Unmarshal(resp.Body, out); err != nil {
-		return Errorf(http.StatusBadGateway, InternalServerError, "catalog %q: malformed answer to %s: %v", c.Catalog, method, err)
+		return Errorf(http.StatusBadGateway, InternalServerError, "catalog %q: malformed answer to %s: %v", c.Catalog, rt.Operation, err)
 	}
 	return nil
 }
@@ -87,8 +94,8 @@ func (c *icebergClient) do(ctx context.Context, method, path string, body, out a
 // Call sends one request on c as the Delta translator sends its own, for
 // translators of UC's other APIs: a non-2xx answer becomes a Delta-model
 // error, a 2xx body is decoded into out when out is not nil.
-func Call(ctx context.Context, c *translate.Client, method, path string, body, out any) error {
-	return (&icebergClient{c}).do(ctx, method, path, body, out, nil)
+func Call(ctx context.Context, c *translate.Client, rt icerest.Route, query url.Values, body, out any) error {
+	return (&icebergClient{c}).do(ctx, rt, body, out, &request{query: query})
 }
 
 // loaded is a LoadTableResult with its metadata parsed.
@@ -114,7 +121,7 @@ func (c *icebergClient) load(ctx context.Context, ns []string, tbl string, withC
 		opt.header = vended
 	}
 	var l loaded
-	if err := c.do(ctx, http.MethodGet, c.TablesPath(ns, tbl, ""), nil, &l, opt); err != nil {
+	if err := c.do(ctx, tableOp(icerest.OpLoadTable, ns, tbl), nil, &l, opt); err != nil {
 		return nil, c.schemaMissing(ctx, ns, err)
 	}
 	return &l, l.parse(c.Catalog)
@@ -129,8 +136,8 @@ func (c *icebergClient) schemaMissing(ctx context.Context, ns []string, err erro
 	if e := AsError(err); e.Code != http.StatusNotFound || e.Type != NoSuchTable {
 		return err
 	}
-	p := c.NamespacesPath(ns)
-	if herr := c.do(ctx, http.MethodHead, p, nil, nil, nil); herr != nil && AsError(herr).Code == http.StatusNotFound {
+	exists := icerest.Route{Operation: icerest.OpNamespaceExists, Namespace: ns}
+	if herr := c.do(ctx, exists, nil, nil, nil); herr != nil && AsError(herr).Code == http.StatusNotFound {
 		return Errorf(http.StatusNotFound, NoSuchSchema, "schema %s does not exist in catalog %q", strings.Join(ns, "."), c.Catalog)
 	}
 	return err
@@ -152,7 +159,7 @@ func (c *icebergClient) create(ctx context.Context, ns []string, body createBody
 		opt.header = vended
 	}
 	var l loaded
-	if err := c.do(ctx, http.MethodPost, c.TablesPath(ns, "", ""), body, &l, opt); err != nil {
+	if err := c.do(ctx, tableOp(icerest.OpCreateTable, ns, ""), body, &l, opt); err != nil {
 		return nil, err
 	}
 	return &l, l.parse(c.Catalog)
@@ -166,7 +173,7 @@ func (c *icebergClient) commit(ctx context.Context, ns []string, tbl string, req
 		"updates":      nonNilU(ups),
 	}
 	var l loaded
-	if err := c.do(ctx, http.MethodPost, c.TablesPath(ns, tbl, ""), body, &l, &request{conflict: conflict}); err != nil {
+	if err := c.do(ctx, tableOp(icerest.OpUpdateTable, ns, tbl), body, &l, &request{conflict: conflict}); err != nil {
 		return nil, err
 	}
 	return &l, l.parse(c.Catalog)
@@ -190,15 +197,14 @@ func nonNilU(u []table.Update) []table.Update {
 func (c *icebergClient) register(ctx context.Context, ns []string, tbl, metadataLocation string, overwrite bool) (*loaded, error) {
 	body := map[string]any{"name": tbl, "metadata-location": metadataLocation, "overwrite": overwrite}
 	var l loaded
-	p := c.NamespacesPath(ns) + "/register"
-	if err := c.do(ctx, http.MethodPost, p, body, &l, nil); err != nil {
+	if err := c.do(ctx, tableOp(icerest.OpRegisterTable, ns, ""), body, &l, nil); err != nil {
 		return nil, err
 	}
 	return &l, l.parse(c.Catalog)
 }
 
 func (c *icebergClient) drop(ctx context.Context, ns []string, tbl string) error {
-	return c.schemaMissing(ctx, ns, c.do(ctx, http.MethodDelete, c.TablesPath(ns, tbl, ""), nil, nil, nil))
+	return c.schemaMissing(ctx, ns, c.do(ctx, tableOp(icerest.OpDropTable, ns, tbl), nil, nil, nil))
 }
 
 // peeked is what the checks before a drop, a rename or a create need of a
@@ -212,7 +218,7 @@ type peeked struct {
 
 func (c *icebergClient) peek(ctx context.Context, ns []string, tbl string) (*peeked, error) {
 	var l translate.LoadResult
-	if err := c.do(ctx, http.MethodGet, c.TablesPath(ns, tbl, ""), nil, &l, nil); err != nil {
+	if err := c.do(ctx, tableOp(icerest.OpLoadTable, ns, tbl), nil, &l, nil); err != nil {
 		return nil, c.schemaMissing(ctx, ns, err)
 	}
 	var p peeked
@@ -233,7 +239,7 @@ func (c *icebergClient) rename(ctx context.Context, ns []string, from, to string
 		"source":      map[string]any{"namespace": ns, "name": from},
 		"destination": map[string]any{"namespace": ns, "name": to},
 	}
-	return c.schemaMissing(ctx, ns, c.do(ctx, http.MethodPost, "/v1/"+url.PathEscape(c.Catalog)+"/tables/rename", body, nil, nil))
+	return c.schemaMissing(ctx, ns, c.do(ctx, icerest.Route{Operation: icerest.OpRenameTable}, body, nil, nil))
 }
 
 // credentials calls the Iceberg loadCredentials endpoint.
@@ -241,10 +247,10 @@ func (c *icebergClient) credentials(ctx context.Context, ns []string, tbl string
 	var out struct {
 		Credentials []translate.StorageCredential `json:"storage-credentials"`
 	}
-	err := c.do(ctx, http.MethodGet, c.TablesPath(ns, tbl, "/credentials"), nil, &out, &request{header: vended})
+	err := c.do(ctx, tableOp(icerest.OpLoadCredentials, ns, tbl), nil, &out, &request{header: vended})
 	return out.Credentials, err
 }
 
 func (c *icebergClient) reportMetrics(ctx context.Context, ns []string, tbl string, report any) error {
-	return c.do(ctx, http.MethodPost, c.TablesPath(ns, tbl, "/metrics"), report, nil, nil)
+	return c.do(ctx, tableOp(icerest.OpReportMetrics, ns, tbl), report, nil, nil)
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/lakegate/lakegate/upstream/icerest"
 	"github.com/lakegate/lakegate/upstream/locations"
 )
 
@@ -65,18 +66,17 @@ func (c *icebergClient) listTables(ctx context.Context, ns []string) ([]string, 
 	var names []string
 	token := ""
 	for range 10000 {
-		suffix := ""
+		var query url.Values
 		if token != "" {
-			suffix = "?pageToken=" + url.QueryEscape(token)
+			query = url.Values{"pageToken": {token}}
 		}
-		path := c.TablesPath(ns, "", suffix)
 		var page struct {
 			Identifiers []struct {
 				Name string `json:"name"`
 			} `json:"identifiers"`
 			NextPageToken *string `json:"next-page-token"`
 		}
-		if err := c.do(ctx, http.MethodGet, path, nil, &page, nil); err != nil {
+		if err := c.do(ctx, tableOp(icerest.OpListTables, ns, ""), nil, &page, &request{query: query}); err != nil {
 			return nil, c.schemaMissing(ctx, ns, err)
 		}
 		for _, id := range page.Identifiers {

@@ -72,7 +72,7 @@ func ParseSchema(s string) ([]string, error) {
 }
 
 func (s *Service) client(ctx context.Context, catalog string) (*icebergClient, error) {
-	cl, err := s.catalogs.Client(ctx, catalog)
+	cl, err := s.catalogs.Client(catalog)
 	if err != nil {
 		return nil, catalogError(catalog, err)
 	}

@@ -245,10 +245,7 @@ func (s *Server) pageStart(rt Route, token string, keys []string) (int, error) {
 
 // backendError maps an Iceberg client error to the protocol's model.
 func backendError(err error) *Error {
-	var cfg *translate.ConfigError
 	switch {
-	case errors.As(err, &cfg) && cfg.Status == http.StatusServiceUnavailable:
-		return Errorf(http.StatusServiceUnavailable, CodeUnavailable, "the catalog is unavailable: %v", err)
 	case errors.Is(err, translate.ErrNoCatalog):
 		return notFound("%v", err)
 	case errors.Is(err, catalog.ErrNoSuchTable), errors.Is(err, catalog.ErrNoSuchNamespace):

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakegate/lakegate/translate"
+	"github.com/lakegate/lakegate/upstream/icerest"
 	"github.com/lakegate/lakegate/translate/sharing/fileurl"
 	"github.com/lakegate/lakegate/upstream/locations"
 )
@@ -136,11 +137,14 @@ func (s *Server) load(ctx context.Context, t Target) (*loaded, error) {
 var vendedCredentials = http.Header{"X-Iceberg-Access-Delegation": {"vended-credentials"}}
 
 func (s *Server) loadRaw(ctx context.Context, t Target) (*translate.LoadResult, error) {
-	cl, err := s.Catalogs.Client(ctx, t.Catalog)
+	cl, err := s.Catalogs.Client(t.Catalog)
 	if err != nil {
 		return nil, backendError(err)
 	}
-	resp, err := cl.Do(ctx, http.MethodGet, cl.TablesPath(t.Namespace, t.IcebergTable, ""), nil, vendedCredentials)
+	resp, err := cl.Do(ctx, translate.Call{
+		Route:  icerest.Route{Operation: icerest.OpLoadTable, Namespace: t.Namespace, Table: t.IcebergTable},
+		Header: vendedCredentials.Clone(),
+	})
 	if err != nil {
 		return nil, backendError(err)
 	}

@@ -63,13 +63,13 @@ func TestMaxResults(t *testing.T) {
 	for q, want := range map[string]string{
 		"":                           "",
 		"max_results=0":              "",
-		"max_results=7":              "?pageSize=7",
-		"max_results=51":             "?pageSize=50",
-		"page_token=t%26x":           "?pageToken=t%26x",
-		"max_results=3&page_token=x": "?pageSize=3&pageToken=x",
+		"max_results=7":              "pageSize=7",
+		"max_results=51":             "pageSize=50",
+		"page_token=t%26x":           "pageToken=t%26x",
+		"max_results=3&page_token=x": "pageSize=3&pageToken=x",
 	} {
 		got, err := pageQuery(query(q), maxTablesPage)
 		require.NoError(t, err, q)
-		assert.Equal(t, want, got, q)
+		assert.Equal(t, want, got.Encode(), q)
 	}
 }

@@ -75,7 +75,7 @@ func (s *Service) Schemas(ctx context.Context, catalog string, q url.Values, sho
 		Namespaces [][]string `json:"namespaces"`
 		Next       *string    `json:"next-page-token"`
 	}
-	if err := call(ctx, c, http.MethodGet, "/v1/"+url.PathEscape(catalog)+"/namespaces"+query, nil, &page); err != nil {
+	if err := call(ctx, c, icerest.Route{Operation: icerest.OpListNamespaces}, query, nil, &page); err != nil {
 		return nil, err
 	}
 	out := &ListSchemasResponse{Schemas: []SchemaInfo{}, NextPageToken: deref(page.Next)}
@@ -111,7 +111,7 @@ func (s *Service) Schema(ctx context.Context, catalog, name string) (*SchemaInfo
 	var ns struct {
 		Properties map[string]string `json:"properties"`
 	}
-	if err := call(ctx, c, http.MethodGet, c.NamespacesPath([]string{name}), nil, &ns); err != nil {
+	if err := call(ctx, c, icerest.Route{Operation: icerest.OpLoadNamespaceMetadata, Namespace: []string{name}}, nil, nil, &ns); err != nil {
 		return nil, schemaNotFound(err, catalog, name)
 	}
 	return schemaInfo(catalog, name, ns.Properties), nil
@@ -175,7 +175,7 @@ func (s *Service) CreateSchema(ctx context.Context, req *CreateSchema) (*SchemaI
 	var created struct {
 		Properties map[string]string `json:"properties"`
 	}
-	if err := call(ctx, c, http.MethodPost, "/v1/"+url.PathEscape(catalog)+"/namespaces", body, &created); err != nil {
+	if err := call(ctx, c, icerest.Route{Operation: icerest.OpCreateNamespace}, nil, body, &created); err != nil {
 		if e := AsError(err); e.Code == AlreadyExists {
 			return nil, Errorf(http.StatusBadRequest, SchemaAlreadyExists, "Schema already exists: %s", name)
 		}
@@ -207,13 +207,13 @@ func (s *Service) DeleteSchema(ctx context.Context, catalog, name string, force 
 			}
 		}
 		for _, d := range drops {
-			err := call(ctx, c, http.MethodDelete, c.NamespacesPath(ns)+"/"+d.kind+"/"+url.PathEscape(d.name), nil, nil)
+			err := call(ctx, c, d.dropRoute(ns), nil, nil, nil)
 			if err != nil && AsError(err).Status != http.StatusNotFound {
 				return err
 			}
 		}
 	}
-	err = call(ctx, c, http.MethodDelete, c.NamespacesPath(ns), nil, nil)
+	err = call(ctx, c, icerest.Route{Operation: icerest.OpDropNamespace, Namespace: ns}, nil, nil, nil)
 	if e := delta.AsError(err); err != nil && e.Code == http.StatusConflict {
 		// (Iceberg's NamespaceNotEmptyException; UC's answer is 400)
 		return Errorf(http.StatusBadRequest, FailedPrecondition, "Cannot delete schema with tables: %s", e.Message)
@@ -224,12 +224,23 @@ func (s *Service) DeleteSchema(ctx context.Context, catalog, name string, force 
 // drop is one table ("tables") or view ("views") of a namespace.
 type drop struct{ kind, name string }
 
+// dropRoute is the Iceberg operation that drops d from ns.
+func (d drop) dropRoute(ns []string) icerest.Route {
+	if d.kind == "views" {
+		return icerest.Route{Operation: icerest.OpDropView, Namespace: ns, View: d.name}
+	}
+	return icerest.Route{Operation: icerest.OpDropTable, Namespace: ns, Table: d.name}
+}
+
+// listings are the Iceberg operations that list a namespace's tables and views.
+var listings = map[string]string{"tables": icerest.OpListTables, "views": icerest.OpListViews}
+
 // contents lists every table and view of ns (no views where the catalog
 // serves none).
 func (s *Service) contents(ctx context.Context, c *translate.Client, ns []string) ([]drop, error) {
 	var out []drop
 	for _, kind := range []string{"tables", "views"} {
-		names, err := listAll(ctx, c, c.NamespacesPath(ns)+"/"+kind)
+		names, err := listAll(ctx, c, icerest.Route{Operation: listings[kind], Namespace: ns})
 		if err != nil {
 			if kind == "views" && viewsUnsupported(err) {
 				break
@@ -250,7 +261,7 @@ func viewsUnsupported(err error) bool {
 }
 
 // listAll follows a listing's pages to the end.
-func listAll(ctx context.Context, c *translate.Client, path string) ([]string, error) {
+func listAll(ctx context.Context, c *translate.Client, rt icerest.Route) ([]string, error) {
 	var names []string
 	token := ""
 	for {
@@ -260,7 +271,7 @@ func listAll(ctx context.Context, c *translate.Client, path string) ([]string, e
 			} `json:"identifiers"`
 			Next *string `json:"next-page-token"`
 		}
-		if err := call(ctx, c, http.MethodGet, path+"?pageToken="+url.QueryEscape(token), nil, &page); err != nil {
+		if err := call(ctx, c, rt, url.Values{"pageToken": {token}}, nil, &page); err != nil {
 			return nil, err
 		}
 		for _, id := range page.Identifiers {
@@ -292,7 +303,8 @@ func (s *Service) Tables(ctx context.Context, catalog, name string, q url.Values
 		} `json:"identifiers"`
 		Next *string `json:"next-page-token"`
 	}
-	if err := call(ctx, c, http.MethodGet, c.NamespacesPath([]string{name})+"/tables"+query, nil, &page); err != nil {
+	list := icerest.Route{Operation: icerest.OpListTables, Namespace: []string{name}}
+	if err := call(ctx, c, list, query, nil, &page); err != nil {
 		return nil, schemaNotFound(err, catalog, name)
 	}
 	out := &ListTablesResponse{Tables: []TableInfo{}, NextPageToken: deref(page.Next)}
@@ -332,15 +344,12 @@ func (s *Service) DeleteTable(ctx context.Context, ref delta.Ref) error {
 }
 
 func (s *Service) client(ctx context.Context, catalog string) (*translate.Client, error) {
-	c, err := s.catalogs.Client(ctx, catalog)
-	var cfg *translate.ConfigError
+	c, err := s.catalogs.Client(catalog)
 	switch {
 	case err == nil:
 		return c, nil
 	case errors.Is(err, translate.ErrNoCatalog):
 		return nil, Errorf(http.StatusNotFound, CatalogNotFound, "Catalog not found: %s", catalog)
-	case errors.As(err, &cfg):
-		return nil, delta.FromIceberg(cfg.Status, cfg.Body)
 	}
 	return nil, Errorf(http.StatusBadGateway, Internal, "catalog %q: %v", catalog, err)
 }
@@ -348,8 +357,8 @@ func (s *Service) client(ctx context.Context, catalog string) (*translate.Client
 // call sends one Iceberg request as the Delta translator does (the
 // client's own credentials, the upstream error kept); AsError turns its
 // errors into UC's.
-func call(ctx context.Context, c *translate.Client, method, path string, body, out any) error {
-	return delta.Call(ctx, c, method, path, body, out)
+func call(ctx context.Context, c *translate.Client, rt icerest.Route, query url.Values, body, out any) error {
+	return delta.Call(ctx, c, rt, query, body, out)
 }
 
 // schemaNotFound names the schema in a namespace-not-found answer.
@@ -399,22 +408,19 @@ func maxResults(q url.Values) (int, error) {
 // pageQuery turns UC's max_results and page_token into Iceberg's
 // pageSize and pageToken. UC's max_results: 0 is the server's choice, a
 // negative value an error, a larger one capped at max.
-func pageQuery(q url.Values, max int) (string, error) {
+func pageQuery(q url.Values, max int) (url.Values, error) {
 	v := url.Values{}
 	if t := q.Get("page_token"); t != "" {
 		v.Set("pageToken", t)
 	}
 	n, err := maxResults(q)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if n > 0 {
 		v.Set("pageSize", strconv.Itoa(min(n, max)))
 	}
-	if len(v) == 0 {
-		return "", nil
-	}
-	return "?" + v.Encode(), nil
+	return v, nil
 }
 
 func deref(s *string) string {

@@ -31,6 +31,17 @@ func (rt Route) Path(prefix, sepEscaped string) string {
 	).Replace(p)
 }
 
+// MethodOf is the HTTP method of operation op ("" for one the spec does
+// not define).
+func MethodOf(op string) string {
+	tmpl, ok := Endpoints[op]
+	if !ok {
+		tmpl = endpointsOutsidePrefix[op]
+	}
+	m, _, _ := strings.Cut(tmpl, " ")
+	return m
+}
+
 var endpointsOutsidePrefix = map[string]string{
 	OpGetConfig: "GET /v1/config",
 	OpGetToken:  "POST /v1/oauth/tokens",
