@@ -58,7 +58,9 @@ func (a *App) Serve(ctx context.Context, name string, call translate.Call) (*tra
 		h = func(w http.ResponseWriter, r *http.Request, _ icerest.Route) { icerest.WriteError(w, r, err) }
 	} else {
 		principal := caller.From(ctx).Principal
-		h = func(w http.ResponseWriter, r *http.Request, rt icerest.Route) { cat.pipeline.Serve(w, r, rt, principal) }
+		h = func(w http.ResponseWriter, r *http.Request, rt icerest.Route) {
+			cat.pipeline.Serve(w, r, rt, principal)
+		}
 	}
 	rec := upstream.Capture(h, req, rt)
 	return &translate.Response{Status: rec.Status, Header: rec.Header, Body: rec.Body.Bytes()}, nil

@@ -14,8 +14,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakegate/lakegate/translate"
-	"github.com/lakegate/lakegate/upstream/icerest"
 	"github.com/lakegate/lakegate/translate/sharing/fileurl"
+	"github.com/lakegate/lakegate/upstream/icerest"
 	"github.com/lakegate/lakegate/upstream/locations"
 )
 
