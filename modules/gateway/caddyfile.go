@@ -41,6 +41,8 @@ func init() {
 //			}
 //		}
 //	}
+//
+// testdata/grammar.Caddyfile uses every option of every lakegate directive.
 func parseAppOption(d *caddyfile.Dispenser, _ any) (any, error) {
 	app := new(App)
 	if err := app.UnmarshalCaddyfile(d); err != nil {

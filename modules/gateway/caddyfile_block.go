@@ -13,7 +13,7 @@ import (
 // one, is a block: a table from option name to the setter that reads the
 // option's arguments (and its own block, if it has one) into the config.
 // An option with one plain value uses a typed setter (str, dur, size,
-// integer, flag); one with several arguments or a block of its own has a
+// integer, on); one with several arguments or a block of its own has a
 // small named setter. A block's post-processing that the table cannot
 // say (relative paths, a required option) follows its parse.
 
@@ -118,8 +118,8 @@ func integer(dst *int) setter {
 	return func(d *caddyfile.Dispenser) error { return intArg(d, dst) }
 }
 
-// flag is an option without arguments that sets *dst: required, discover.
-func flag(dst *bool) setter {
+// on is an option without arguments that sets *dst: required, discover.
+func on(dst *bool) setter {
 	return func(d *caddyfile.Dispenser) error {
 		if err := noMoreArgs(d); err != nil {
 			return err

@@ -23,7 +23,7 @@ import (
 //	}
 func identityGrammar(cfg *IdentityConfig) block {
 	return block{
-		"required": flag(&cfg.Required),
+		"required": on(&cfg.Required),
 		"jwt": func(d *caddyfile.Dispenser) error {
 			jc := new(identity.JWTConfig)
 			if err := sub(jwtGrammar(jc), "jwt")(d); err != nil {
@@ -48,7 +48,7 @@ func jwtGrammar(jc *identity.JWTConfig) block {
 	return block{
 		"jwks_url": str(&jc.JWKSURL),
 		"issuer":   str(&jc.Issuer),
-		"discover": flag(&jc.Discover),
+		"discover": on(&jc.Discover),
 		"static_jwks_file": func(d *caddyfile.Dispenser) error {
 			var path string
 			if err := oneArg(d, &path); err != nil {

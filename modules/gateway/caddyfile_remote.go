@@ -84,7 +84,7 @@ func auth(a *upstream.Auth) setter {
 // tlsGrammar is a remote's `tls { insecure_skip_verify; ca_file <path> }`.
 func tlsGrammar(t *upstream.TLS) block {
 	return block{
-		"insecure_skip_verify": flag(&t.InsecureSkipVerify),
+		"insecure_skip_verify": on(&t.InsecureSkipVerify),
 		"ca_file":              str(&t.CAFile),
 	}
 }
@@ -104,6 +104,6 @@ func breakerGrammar(b *upstream.Breaker) block {
 			return nil
 		},
 		"timeout":        dur(&b.Timeout),
-		"count_read_500": flag(&b.CountRead500),
+		"count_read_500": on(&b.CountRead500),
 	}
 }
