@@ -50,11 +50,13 @@ func jwtGrammar(jc *identity.JWTConfig) block {
 		"issuer":   str(&jc.Issuer),
 		"discover": on(&jc.Discover),
 		"static_jwks_file": func(d *caddyfile.Dispenser) error {
+			dir := caddyfileDir(d)
 			var path string
 			if err := oneArg(d, &path); err != nil {
 				return err
 			}
-			b, err := os.ReadFile(path)
+			// Read at adapt time; relative, the Caddyfile's neighbour.
+			b, err := os.ReadFile(localPath(dir, path))
 			if err != nil {
 				return d.Errf("static_jwks_file: %v", err)
 			}
