@@ -2,13 +2,10 @@ package gateway
 
 import (
 	"encoding/json"
-	"strconv"
 
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
-	"github.com/dustin/go-humanize"
 
-	"github.com/lakegate/lakegate/duration"
 	"github.com/lakegate/lakegate/upstream"
 	"github.com/lakegate/lakegate/upstream/embedded"
 )
@@ -24,13 +21,11 @@ func init() {
 //		redis <url>          redis://, rediss://, redis+cluster://, redis+sentinel://
 //		replay_redis <url>
 //		cache { max_entries <n>; max_bytes <size> }
-//		identity { see parseIdentity }
+//		identity { see identityGrammar }
 //		policy { see parsePolicy }
 //		catalog <name> {
-//			idempotency { lifetime <d>; lease <d>; wait <d> }
+//			idempotency { lifetime <d>; lease <d>; wait <d>; max_record_bytes <size>; max_error_records <n> }
 //			cache { max_age <d>; stale_if_error <d> }
-//		}
-//		catalog <name> {
 //			max_request_body <size>
 //			allowed_locations <path | url>...
 //			remote <url> { see parseRemote }
@@ -46,6 +41,8 @@ func init() {
 //			}
 //		}
 //	}
+//
+// testdata/grammar.Caddyfile uses every option of every lakegate directive.
 func parseAppOption(d *caddyfile.Dispenser, _ any) (any, error) {
 	app := new(App)
 	if err := app.UnmarshalCaddyfile(d); err != nil {
@@ -61,43 +58,24 @@ func parseAppOption(d *caddyfile.Dispenser, _ any) (any, error) {
 // UnmarshalCaddyfile sets up the app from Caddyfile tokens.
 func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the option name
-	if d.NextArg() {
-		return d.ArgErr()
+	if err := noMoreArgs(d); err != nil {
+		return err
 	}
-	for d.NextBlock(0) {
-		switch d.Val() {
-		case "default_catalog":
-			if err := argNamed(d, &a.DefaultCatalog, "the name of one of the catalogs"); err != nil {
-				return err
-			}
-		case "redis", "replay_redis":
-			// An empty argument (an unset {$LAKEGATE_REDIS:}) keeps memory.
-			name, dst := d.Val(), &a.Redis
-			if name == "replay_redis" {
-				dst = &a.ReplayRedis
-			}
-			if d.CountRemainingArgs() > 1 {
-				return d.ArgErr()
-			}
-			if d.NextArg() {
-				*dst = d.Val()
-				if err := checkRedisURL(*dst); err != nil {
-					return d.Errf("%s: %v", name, err)
-				}
-			}
-		case "cache":
-			limits, err := parseCacheLimits(d)
-			if err != nil {
-				return err
-			}
-			a.CacheLimits = limits
-		case "identity":
-			idc, err := parseIdentity(d)
-			if err != nil {
-				return err
-			}
-			a.Identity = idc
-		case "policy":
+	return a.grammar().parse(d, "lakegate")
+}
+
+// Interface guards
+var _ caddyfile.Unmarshaler = (*App)(nil)
+
+// grammar is the `lakegate` option's block.
+func (a *App) grammar() block {
+	return block{
+		"default_catalog": named(&a.DefaultCatalog, "the name of one of the catalogs"),
+		"redis":           redisURL(&a.Redis),
+		"replay_redis":    redisURL(&a.ReplayRedis),
+		"cache":           fresh(&a.CacheLimits, "cache", cacheLimitsGrammar),
+		"identity":        fresh(&a.Identity, "identity", identityGrammar),
+		"policy": func(d *caddyfile.Dispenser) error {
 			dir := caddyfileDir(d)
 			pc, err := parsePolicy(d)
 			if err != nil {
@@ -105,118 +83,102 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 			pc.Dir = localPath(dir, pc.Dir) // the default (unset) stays the working directory's
 			a.Policy = pc
-		case "catalog":
+			return nil
+		},
+		"catalog": func(d *caddyfile.Dispenser) error {
 			cc, err := parseCatalog(d)
-			if err != nil {
-				return err
-			}
 			a.Catalogs = append(a.Catalogs, cc)
-		default:
-			return d.Errf("unknown lakegate option %q", d.Val())
-		}
+			return err
+		},
 	}
-	return nil
 }
 
+// named reads the option's one argument, want naming it in errors.
+func named(dst *string, want string) setter {
+	return func(d *caddyfile.Dispenser) error { return argNamed(d, dst, want) }
+}
+
+// fresh is an option with a block and no arguments whose config is a new
+// *T, read by the block grammar(*T) makes: a repeated option replaces
+// the earlier one.
+func fresh[T any](dst **T, what string, grammar func(*T) block) setter {
+	return func(d *caddyfile.Dispenser) error {
+		*dst = new(T)
+		return sub(grammar(*dst), what)(d)
+	}
+}
+
+// redisURL reads `redis <url>`: an empty argument (an unset
+// {$LAKEGATE_REDIS:}) or none keeps memory.
+func redisURL(dst *string) setter {
+	return func(d *caddyfile.Dispenser) error {
+		name := d.Val()
+		if d.CountRemainingArgs() > 1 {
+			return d.ArgErr()
+		}
+		if d.NextArg() {
+			*dst = d.Val()
+			if err := checkRedisURL(*dst); err != nil {
+				return d.Errf("%s: %v", name, err)
+			}
+		}
+		return nil
+	}
+}
+
+// parseCatalog reads `catalog <name> { ... }`.
 func parseCatalog(d *caddyfile.Dispenser) (CatalogConfig, error) {
 	var cc CatalogConfig
-	if !d.NextArg() {
-		return cc, argErr(d, "catalog", "the catalog's name (catalog <name> { ... })", 0)
-	}
-	cc.Name = d.Val()
-	if err := emptyArgErr(d, "catalog", "the catalog's name", cc.Name); err != nil {
+	if err := argNamed(d, &cc.Name, "the catalog's name (catalog <name> { ... })"); err != nil {
 		return cc, err
 	}
 	dir := caddyfileDir(d)
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		switch d.Val() {
-		case "embedded":
-			cfg, err := parseEmbedded(d)
-			if err != nil {
-				return cc, err
-			}
-			cc.Embedded = cfg
-		case "remote":
-			cfg, err := parseRemote(d)
-			if err != nil {
-				return cc, err
-			}
-			cc.Remote = cfg
-		case "cache":
-			cfg, err := parseCatalogCache(d)
-			if err != nil {
-				return cc, err
-			}
-			cc.Cache = cfg
-		case "idempotency":
-			cfg, err := parseIdempotency(d)
-			if err != nil {
-				return cc, err
-			}
-			cc.Idempotency = cfg
-		case "allowed_locations":
+	return cc, block{
+		"embedded": func(d *caddyfile.Dispenser) (err error) {
+			cc.Embedded, err = parseEmbedded(d)
+			return err
+		},
+		"remote": func(d *caddyfile.Dispenser) (err error) {
+			cc.Remote, err = parseRemote(d)
+			return err
+		},
+		"cache":       fresh(&cc.Cache, "cache", catalogCacheGrammar),
+		"idempotency": fresh(&cc.Idempotency, "idempotency", idempotencyGrammar),
+		"allowed_locations": func(d *caddyfile.Dispenser) error {
 			locs := d.RemainingArgs()
 			if len(locs) == 0 {
-				return cc, argErr(d, "allowed_locations", "one or more absolute paths or URLs", 0)
+				return argErr(d, "allowed_locations", "one or more absolute paths or URLs", 0)
 			}
 			for _, l := range locs {
 				cc.AllowedLocations = append(cc.AllowedLocations, localPath(dir, l))
 			}
-		case "max_request_body":
-			if err := sizeArg(d, &cc.MaxRequestBody); err != nil {
-				return cc, err
-			}
-		default:
-			return cc, d.Errf("unknown catalog option %q", d.Val())
-		}
-	}
-	return cc, nil
+			return nil
+		},
+		"max_request_body": size(&cc.MaxRequestBody),
+	}.parse(d, "catalog")
 }
 
+// parseEmbedded reads a catalog's `embedded { ... }`.
 func parseEmbedded(d *caddyfile.Dispenser) (*embedded.Config, error) {
 	cfg := new(embedded.Config)
 	dir := caddyfileDir(d)
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		var err error
-		switch opt := d.Val(); opt {
-		case "database":
-			err = oneArg(d, &cfg.Database)
-		case "dsn":
-			err = oneArg(d, &cfg.DSN)
-		case "warehouse":
-			err = oneArg(d, &cfg.Warehouse)
-		case "namespace_separator":
-			err = oneArg(d, &cfg.NamespaceSeparator)
-		case "property":
-			var k, v string
-			if !d.Args(&k, &v) {
-				return nil, argsErr(d, "property", "property <key> <value>")
-			}
-			if cfg.Properties == nil {
-				cfg.Properties = map[string]string{}
-			}
-			cfg.Properties[k] = v
-		case "auth_token":
+	err := sub(block{
+		"database":            str(&cfg.Database),
+		"dsn":                 str(&cfg.DSN),
+		"warehouse":           str(&cfg.Warehouse),
+		"namespace_separator": str(&cfg.NamespaceSeparator),
+		"property":            keyValue(&cfg.Properties, "property <key> <value>"),
+		"auth_token": func(d *caddyfile.Dispenser) error {
 			var tok string
-			err = oneArg(d, &tok)
+			err := oneArg(d, &tok)
 			cfg.Auth.Tokens = append(cfg.Auth.Tokens, tok)
-		case "auth_client":
-			var id, secret string
-			if !d.Args(&id, &secret) {
-				return nil, argsErr(d, "auth_client", "auth_client <id> <secret>")
-			}
-			if cfg.Auth.Clients == nil {
-				cfg.Auth.Clients = map[string]string{}
-			}
-			cfg.Auth.Clients[id] = secret
-		case "token_ttl":
-			err = durationArg(d, &cfg.Auth.TokenTTL)
-		default:
-			return nil, d.Errf("unknown embedded option %q", opt)
-		}
-		if err != nil {
-			return nil, err
-		}
+			return err
+		},
+		"auth_client": keyValue(&cfg.Auth.Clients, "auth_client <id> <secret>"),
+		"token_ttl":   dur(&cfg.Auth.TokenTTL),
+	}, "embedded")(d)
+	if err != nil {
+		return nil, err
 	}
 	// A relative SQLite file or warehouse directory is the Caddyfile's
 	// neighbour (see localPath); a PostgreSQL DSN is a URL.
@@ -227,85 +189,30 @@ func parseEmbedded(d *caddyfile.Dispenser) (*embedded.Config, error) {
 	return cfg, nil
 }
 
-// oneArg reads exactly one argument into dst. An empty one is kept,
-// unless it is an unset {$VAR} without a default (see argNamed).
-func oneArg(d *caddyfile.Dispenser, dst *string) error {
-	return argNamed(d, dst, "its value")
+// idempotencyGrammar is a catalog's `idempotency { lifetime <d>; lease <d>;
+// wait <d>; max_record_bytes <size>; max_error_records <n> }`.
+func idempotencyGrammar(cfg *upstream.ReplayConfig) block {
+	return block{
+		"lifetime":          dur(&cfg.Lifetime),
+		"lease":             dur(&cfg.Lease),
+		"wait":              dur(&cfg.Wait),
+		"max_record_bytes":  size(&cfg.MaxRecordBytes),
+		"max_error_records": integer(&cfg.MaxErrorRecords),
+	}
 }
 
-// Interface guards
-var _ caddyfile.Unmarshaler = (*App)(nil)
-
-func parseInt(s string) (int, error) { return strconv.Atoi(s) }
-
-// parseIdempotency parses `idempotency [{ lifetime <d>; lease <d>; wait <d>;
-// max_record_bytes <size>; max_error_records <n> }]`.
-func parseIdempotency(d *caddyfile.Dispenser) (*upstream.ReplayConfig, error) {
-	cfg := new(upstream.ReplayConfig)
-	durations := map[string]*duration.Duration{"lifetime": &cfg.Lifetime, "lease": &cfg.Lease, "wait": &cfg.Wait}
-	if err := noMoreArgs(d); err != nil {
-		return nil, err
+// cacheLimitsGrammar is the app's `cache { max_entries <n>; max_bytes <size> }`.
+func cacheLimitsGrammar(limits *CacheLimits) block {
+	return block{
+		"max_entries": integer(&limits.MaxEntries),
+		"max_bytes":   size(&limits.MaxBytes),
 	}
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		var err error
-		if dst, ok := durations[d.Val()]; ok {
-			err = durationArg(d, dst)
-		} else if d.Val() == "max_record_bytes" {
-			err = sizeArg(d, &cfg.MaxRecordBytes)
-		} else if d.Val() == "max_error_records" {
-			err = intArg(d, &cfg.MaxErrorRecords)
-		} else {
-			err = d.Errf("unknown idempotency option %q", d.Val())
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	return cfg, nil
 }
 
-// sizeArg reads one positive byte size (1MiB, 512KB, 4096), at most 2 GiB,
-// into dst: every size option of the Caddyfile reads the same way.
-func sizeArg[T int | int64](d *caddyfile.Dispenser, dst *T) error {
-	opt := d.Val()
-	var s string
-	if err := oneArg(d, &s); err != nil {
-		return err
+// catalogCacheGrammar is a catalog's `cache { max_age <d>; stale_if_error <d> }`.
+func catalogCacheGrammar(cfg *upstream.CacheConfig) block {
+	return block{
+		"max_age":        dur(&cfg.MaxAge),
+		"stale_if_error": dur(&cfg.StaleIfError),
 	}
-	n, err := humanize.ParseBytes(s)
-	if err != nil || n == 0 || n > 1<<31 {
-		return d.Errf("%s: invalid size %q (a positive size up to 2GiB, such as 512KiB or 64MiB)", opt, s)
-	}
-	*dst = T(n)
-	return nil
-}
-
-// parseCacheLimits parses the app's `cache { max_entries <n>; max_bytes <size> }`.
-func parseCacheLimits(d *caddyfile.Dispenser) (*CacheLimits, error) {
-	limits := new(CacheLimits)
-	if err := noMoreArgs(d); err != nil {
-		return nil, err
-	}
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		switch opt := d.Val(); opt {
-		case "max_entries":
-			if err := intArg(d, &limits.MaxEntries); err != nil {
-				return nil, err
-			}
-		case "max_bytes":
-			if err := sizeArg(d, &limits.MaxBytes); err != nil {
-				return nil, err
-			}
-		default:
-			return nil, d.Errf("unknown cache option %q", opt)
-		}
-	}
-	return limits, nil
-}
-
-// parseCatalogCache parses a catalog's `cache { max_age <d>; stale_if_error <d> }`.
-func parseCatalogCache(d *caddyfile.Dispenser) (*upstream.CacheConfig, error) {
-	cfg := new(upstream.CacheConfig)
-	return cfg, parseBlock(d, map[string]*duration.Duration{
-		"max_age": &cfg.MaxAge, "stale_if_error": &cfg.StaleIfError}, durationArg)
 }

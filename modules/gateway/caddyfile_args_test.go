@@ -121,6 +121,20 @@ func TestCaddyfileRelativePaths(t *testing.T) {
 	assert.Contains(t, out, `"change_data_dir":"changes"`)
 }
 
+// static_jwks_file, read at adapt time, is the Caddyfile's neighbour too,
+// whatever the working directory.
+func TestCaddyfileRelativeStaticJWKSFile(t *testing.T) {
+	dir := t.TempDir()
+	jwks := `{"keys":[]}`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "jwks.json"), []byte(jwks), 0o600))
+	cf := "{\n\tlakegate {\n\t\tidentity {\n\t\t\tjwt {\n\t\t\t\tissuer https://idp.example\n" +
+		"\t\t\t\tstatic_jwks_file jwks.json\n\t\t\t}\n\t\t}\n\t}\n}\n\nhttp://127.0.0.1:8181 {\n\tlakegate_iceberg\n}\n"
+	file := filepath.Join(dir, "Caddyfile")
+	require.NoError(t, os.WriteFile(file, []byte(cf), 0o600))
+	_, out := adaptPaths(t, []byte(cf), file)
+	assert.Contains(t, out, `"static_jwks":`+jsonString(jwks))
+}
+
 func jsonString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)

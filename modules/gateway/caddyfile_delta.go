@@ -30,22 +30,19 @@ func parseDeltaHandler(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, err
 // location vends for it.
 func (h *DeltaHandler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the directive name
-	if d.NextArg() {
-		return d.ArgErr()
+	if err := noMoreArgs(d); err != nil {
+		return err
 	}
-	for d.NextBlock(0) {
-		switch d.Val() {
-		case "path_credentials":
+	return block{
+		"path_credentials": func(d *caddyfile.Dispenser) error {
 			args := d.RemainingArgs()
 			if len(args) < 2 {
 				return d.Errf("path_credentials needs a catalog and a namespace")
 			}
 			h.PathCredentials = append(h.PathCredentials, PathCredentialsSource{Catalog: args[0], Namespace: args[1:]})
-		default:
-			return d.Errf("unknown lakegate_delta option %q", d.Val())
-		}
-	}
-	return nil
+			return nil
+		},
+	}.parse(d, "lakegate_delta")
 }
 
 // Interface guard

@@ -24,13 +24,10 @@ func parseIcebergHandler(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, e
 // or options: the catalogs are the lakegate app's.
 func (h *IcebergHandler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the directive name
-	if d.NextArg() {
-		return d.ArgErr()
+	if err := noMoreArgs(d); err != nil {
+		return err
 	}
-	for d.NextBlock(0) {
-		return d.Errf("lakegate_iceberg takes no options yet, got %q", d.Val())
-	}
-	return nil
+	return block{}.parse(d, "lakegate_iceberg")
 }
 
 // Interface guard

@@ -10,7 +10,7 @@ import (
 	"github.com/lakegate/lakegate/policies"
 )
 
-// parseIdentity parses:
+// identityGrammar is the app's
 //
 //	identity {
 //		required
@@ -21,154 +21,105 @@ import (
 //		         client <id> <bcrypt-hash|secret-sha256-hex> [<group>...]
 //		         client_secret <id> <secret> [<group>...] }   # bcrypt here: JSON holds only the hash
 //	}
-func parseIdentity(d *caddyfile.Dispenser) (*IdentityConfig, error) {
-	cfg := new(IdentityConfig)
-	if err := noMoreArgs(d); err != nil {
-		return nil, err
-	}
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		switch d.Val() {
-		case "required":
-			cfg.Required = true
-			if err := noMoreArgs(d); err != nil {
-				return nil, err
-			}
-		case "jwt":
-			jc, err := parseJWT(d)
-			if err != nil {
-				return nil, err
+func identityGrammar(cfg *IdentityConfig) block {
+	return block{
+		"required": on(&cfg.Required),
+		"jwt": func(d *caddyfile.Dispenser) error {
+			jc := new(identity.JWTConfig)
+			if err := sub(jwtGrammar(jc), "jwt")(d); err != nil {
+				return err
 			}
 			cfg.JWT = append(cfg.JWT, *jc)
-		case "token":
+			return nil
+		},
+		"token": func(d *caddyfile.Dispenser) error {
 			args := d.RemainingArgs()
 			if len(args) < 2 {
-				return nil, d.ArgErr()
+				return d.ArgErr()
 			}
 			cfg.Tokens = append(cfg.Tokens, identity.StaticToken{ID: args[0], SHA256: args[1], Groups: args[2:]})
-		case "issuer":
-			ic, err := parseIssuer(d)
-			if err != nil {
-				return nil, err
-			}
-			cfg.Issuer = ic
-		default:
-			return nil, d.Errf("unknown identity option %q", d.Val())
-		}
+			return nil
+		},
+		"issuer": fresh(&cfg.Issuer, "issuer", issuerGrammar),
 	}
-	return cfg, nil
 }
 
-func parseJWT(d *caddyfile.Dispenser) (*identity.JWTConfig, error) {
-	jc := new(identity.JWTConfig)
-	if err := noMoreArgs(d); err != nil {
-		return nil, err
-	}
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		var err error
-		switch opt := d.Val(); opt {
-		case "jwks_url":
-			err = oneArg(d, &jc.JWKSURL)
-		case "issuer":
-			err = oneArg(d, &jc.Issuer)
-		case "discover":
-			jc.Discover = true
-			err = noMoreArgs(d)
-		case "static_jwks_file":
+func jwtGrammar(jc *identity.JWTConfig) block {
+	return block{
+		"jwks_url": str(&jc.JWKSURL),
+		"issuer":   str(&jc.Issuer),
+		"discover": on(&jc.Discover),
+		"static_jwks_file": func(d *caddyfile.Dispenser) error {
+			dir := caddyfileDir(d)
 			var path string
-			if err = oneArg(d, &path); err == nil {
-				var b []byte
-				if b, err = os.ReadFile(path); err != nil {
-					return nil, d.Errf("static_jwks_file: %v", err)
-				}
-				jc.StaticJWKS = string(b)
+			if err := oneArg(d, &path); err != nil {
+				return err
 			}
-		case "audience":
-			err = oneArg(d, &jc.Audience)
-		case "leeway":
-			err = durationArg(d, &jc.Leeway)
-		case "subject_claim":
-			err = oneArg(d, &jc.SubjectClaim)
-		case "groups_claim":
-			err = oneArg(d, &jc.GroupsClaim)
-		case "refresh_interval":
-			err = durationArg(d, &jc.RefreshInterval)
-		default:
-			return nil, d.Errf("unknown jwt option %q", opt)
-		}
-		if err != nil {
-			return nil, err
-		}
+			// Read at adapt time; relative, the Caddyfile's neighbour.
+			b, err := os.ReadFile(localPath(dir, path))
+			if err != nil {
+				return d.Errf("static_jwks_file: %v", err)
+			}
+			jc.StaticJWKS = string(b)
+			return nil
+		},
+		"audience":         str(&jc.Audience),
+		"leeway":           dur(&jc.Leeway),
+		"subject_claim":    str(&jc.SubjectClaim),
+		"groups_claim":     str(&jc.GroupsClaim),
+		"refresh_interval": dur(&jc.RefreshInterval),
 	}
-	return jc, nil
 }
 
-func parseIssuer(d *caddyfile.Dispenser) (*identity.IssuerConfig, error) {
-	ic := new(identity.IssuerConfig)
-	if err := noMoreArgs(d); err != nil {
-		return nil, err
+func issuerGrammar(ic *identity.IssuerConfig) block {
+	return block{
+		"issuer":         str(&ic.Issuer),
+		"audience":       str(&ic.Audience),
+		"ttl":            dur(&ic.TTL),
+		"signing_secret": str(&ic.SigningSecret),
+		"client":         issuerClient(ic),
+		"client_secret":  issuerClient(ic),
 	}
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		var err error
-		switch opt := d.Val(); opt {
-		case "issuer":
-			err = oneArg(d, &ic.Issuer)
-		case "audience":
-			err = oneArg(d, &ic.Audience)
-		case "ttl":
-			err = durationArg(d, &ic.TTL)
-		case "signing_secret":
-			err = oneArg(d, &ic.SigningSecret)
-		case "client", "client_secret":
-			args := d.RemainingArgs()
-			if len(args) < 2 {
-				return nil, d.ArgErr()
-			}
-			c := identity.Client{ID: args[0], Groups: args[2:]}
-			switch {
-			case opt == "client_secret":
-				// Hashed here, salted and slow: /config/ shows only the hash.
-				if c.SecretBcrypt, err = identity.HashSecretBcrypt(args[1]); err != nil {
-					return nil, d.Errf("client_secret %s: %v", c.ID, err)
-				}
-			case strings.HasPrefix(args[1], "$2"): // a bcrypt hash; checked at provision
-				c.SecretBcrypt = args[1]
-			default: // hex SHA-256, deprecated (a warning at provision)
-				c.SecretSHA256 = args[1]
-			}
-			ic.Clients = append(ic.Clients, c)
-		default:
-			return nil, d.Errf("unknown issuer option %q", opt)
+}
+
+// issuerClient reads `client <id> <bcrypt-hash|secret-sha256-hex> [<group>...]`
+// and `client_secret <id> <secret> [<group>...]`.
+func issuerClient(ic *identity.IssuerConfig) setter {
+	return func(d *caddyfile.Dispenser) error {
+		opt := d.Val()
+		args := d.RemainingArgs()
+		if len(args) < 2 {
+			return d.ArgErr()
 		}
-		if err != nil {
-			return nil, err
+		c := identity.Client{ID: args[0], Groups: args[2:]}
+		switch {
+		case opt == "client_secret":
+			// Hashed here, salted and slow: /config/ shows only the hash.
+			var err error
+			if c.SecretBcrypt, err = identity.HashSecretBcrypt(args[1]); err != nil {
+				return d.Errf("client_secret %s: %v", c.ID, err)
+			}
+		case strings.HasPrefix(args[1], "$2"): // a bcrypt hash; checked at provision
+			c.SecretBcrypt = args[1]
+		default: // hex SHA-256, deprecated (a warning at provision)
+			c.SecretSHA256 = args[1]
 		}
+		ic.Clients = append(ic.Clients, c)
+		return nil
 	}
-	return ic, nil
 }
 
 // parsePolicy parses `policy { dir <dir>; package <pkg>; timeout <d>; reload_interval <d> }`.
 func parsePolicy(d *caddyfile.Dispenser) (*policies.Config, error) {
 	pc := new(policies.Config)
-	if err := noMoreArgs(d); err != nil {
+	err := sub(block{
+		"dir":             str(&pc.Dir),
+		"package":         str(&pc.Package),
+		"timeout":         dur(&pc.Timeout),
+		"reload_interval": dur(&pc.ReloadInterval),
+	}, "policy")(d)
+	if err != nil {
 		return nil, err
-	}
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		var err error
-		switch opt := d.Val(); opt {
-		case "dir":
-			err = oneArg(d, &pc.Dir)
-		case "package":
-			err = oneArg(d, &pc.Package)
-		case "timeout":
-			err = durationArg(d, &pc.Timeout)
-		case "reload_interval":
-			err = durationArg(d, &pc.ReloadInterval)
-		default:
-			return nil, d.Errf("unknown policy option %q", opt)
-		}
-		if err != nil {
-			return nil, err
-		}
 	}
 	if pc.Package == "" {
 		return nil, d.Err("policy needs a package (e.g. lakegate.roles)")

@@ -3,7 +3,6 @@ package gateway
 import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
-	"github.com/lakegate/lakegate/duration"
 	"github.com/lakegate/lakegate/upstream"
 )
 
@@ -19,6 +18,8 @@ import (
 //		tls { insecure_skip_verify; ca_file <path> }
 //		connect_timeout <duration>
 //		response_header_timeout <duration>
+//		read_timeout <duration>
+//		write_timeout <duration>
 //		config_ttl <duration>
 //		breaker { failures <n>; timeout <duration>; count_read_500 }
 //	}
@@ -28,111 +29,70 @@ func parseRemote(d *caddyfile.Dispenser) (*upstream.RemoteConfig, error) {
 		return nil, err
 	}
 	dir := caddyfileDir(d)
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		var err error
-		switch opt := d.Val(); opt {
-		case "warehouse":
-			err = oneArg(d, &cfg.Warehouse)
-		case "prefix":
-			err = oneArg(d, &cfg.Prefix)
-		case "auth":
-			err = parseAuth(d, &cfg.Auth)
-		case "tls":
-			err = parseTLS(d, &cfg.TLS)
+	err := block{
+		"warehouse": str(&cfg.Warehouse),
+		"prefix":    str(&cfg.Prefix),
+		"auth":      auth(&cfg.Auth),
+		"tls": func(d *caddyfile.Dispenser) error {
+			err := sub(tlsGrammar(&cfg.TLS), "tls")(d)
 			cfg.TLS.CAFile = localPath(dir, cfg.TLS.CAFile)
-		case "connect_timeout":
-			err = durationArg(d, &cfg.ConnectTimeout)
-		case "response_header_timeout":
-			err = durationArg(d, &cfg.ResponseHeaderTimeout)
-		case "read_timeout":
-			err = durationArg(d, &cfg.ReadTimeout)
-		case "write_timeout":
-			err = durationArg(d, &cfg.WriteTimeout)
-		case "config_ttl":
-			err = durationArg(d, &cfg.ConfigTTL)
-		case "breaker":
-			err = parseBreaker(d, &cfg.Breaker)
-		default:
-			return nil, d.Errf("unknown remote option %q", opt)
-		}
-		if err != nil {
-			return nil, err
-		}
+			return err
+		},
+		"connect_timeout":         dur(&cfg.ConnectTimeout),
+		"response_header_timeout": dur(&cfg.ResponseHeaderTimeout),
+		"read_timeout":            dur(&cfg.ReadTimeout),
+		"write_timeout":           dur(&cfg.WriteTimeout),
+		"config_ttl":              dur(&cfg.ConfigTTL),
+		"breaker":                 sub(breakerGrammar(&cfg.Breaker), "breaker"),
+	}.parse(d, "remote")
+	if err != nil {
+		return nil, err
 	}
 	return cfg, nil
 }
 
-func parseAuth(d *caddyfile.Dispenser, a *upstream.Auth) error {
-	if !d.NextArg() {
-		return argErr(d, "auth", "a mode: none, bearer, passthrough, oauth2 or sigv4", 0)
+// authModes lists auth's modes in errors.
+const authModes = "none, bearer, passthrough, oauth2 or sigv4"
+
+// auth reads `auth <mode> ...`: each mode reads the rest of the option.
+func auth(a *upstream.Auth) setter {
+	modes := block{
+		upstream.AuthNone:        bare,
+		upstream.AuthPassthrough: bare,
+		upstream.AuthBearer:      named(&a.Token, "the token (auth bearer <token>)"),
+		upstream.AuthOAuth2: sub(block{
+			"token_url":     str(&a.TokenURL),
+			"client_id":     str(&a.ClientID),
+			"client_secret": str(&a.ClientSecret),
+			"scope":         str(&a.Scope),
+		}, "oauth2"),
+		upstream.AuthSigV4: sub(block{
+			"region":            str(&a.Region),
+			"service":           str(&a.Service),
+			"access_key_id":     str(&a.AccessKeyID),
+			"secret_access_key": str(&a.SecretAccessKey),
+			"session_token":     str(&a.SessionToken),
+			"profile":           str(&a.Profile),
+			"credentials":       str(&a.Credentials),
+		}, "sigv4"),
 	}
-	a.Mode = d.Val()
-	switch a.Mode {
-	case upstream.AuthNone, upstream.AuthPassthrough:
-		return noMoreArgs(d)
-	case upstream.AuthBearer:
-		return argNamed(d, &a.Token, "the token (auth bearer <token>)")
-	case upstream.AuthOAuth2:
-		return parseBlock(d, map[string]*string{
-			"token_url": &a.TokenURL, "client_id": &a.ClientID, "client_secret": &a.ClientSecret, "scope": &a.Scope,
-		}, oneArg)
-	case upstream.AuthSigV4:
-		return parseBlock(d, map[string]*string{
-			"region": &a.Region, "service": &a.Service, "access_key_id": &a.AccessKeyID,
-			"secret_access_key": &a.SecretAccessKey, "session_token": &a.SessionToken,
-			"profile": &a.Profile, "credentials": &a.Credentials,
-		}, oneArg)
+	return func(d *caddyfile.Dispenser) error {
+		return modes.choose(d, "auth mode", authModes, &a.Mode)
 	}
-	return d.Errf("unknown auth mode %q (want none, bearer, passthrough, oauth2 or sigv4)", a.Mode)
 }
 
-// parseBlock reads a block of `key <value>` lines into the named fields,
-// each value read by arg (oneArg for strings, durationArg for durations).
-func parseBlock[T any](d *caddyfile.Dispenser, fields map[string]*T, arg func(*caddyfile.Dispenser, *T) error) error {
-	if err := noMoreArgs(d); err != nil {
-		return err
+// tlsGrammar is a remote's `tls { insecure_skip_verify; ca_file <path> }`.
+func tlsGrammar(t *upstream.TLS) block {
+	return block{
+		"insecure_skip_verify": on(&t.InsecureSkipVerify),
+		"ca_file":              str(&t.CAFile),
 	}
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		dst, ok := fields[d.Val()]
-		if !ok {
-			return d.Errf("unknown option %q", d.Val())
-		}
-		if err := arg(d, dst); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
-func parseTLS(d *caddyfile.Dispenser, t *upstream.TLS) error {
-	if err := noMoreArgs(d); err != nil {
-		return err
-	}
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		switch d.Val() {
-		case "insecure_skip_verify":
-			t.InsecureSkipVerify = true
-			if err := noMoreArgs(d); err != nil {
-				return err
-			}
-		case "ca_file":
-			if err := oneArg(d, &t.CAFile); err != nil {
-				return err
-			}
-		default:
-			return d.Errf("unknown tls option %q", d.Val())
-		}
-	}
-	return nil
-}
-
-func parseBreaker(d *caddyfile.Dispenser, b *upstream.Breaker) error {
-	if err := noMoreArgs(d); err != nil {
-		return err
-	}
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		switch d.Val() {
-		case "failures":
+// breakerGrammar is a remote's `breaker { failures <n>; timeout <d>; count_read_500 }`.
+func breakerGrammar(b *upstream.Breaker) block {
+	return block{
+		"failures": func(d *caddyfile.Dispenser) error {
 			var n int
 			if err := intArg(d, &n); err != nil {
 				return err
@@ -141,54 +101,9 @@ func parseBreaker(d *caddyfile.Dispenser, b *upstream.Breaker) error {
 				return d.Errf("breaker failures must be at least 1")
 			}
 			b.Failures = uint32(n)
-		case "timeout":
-			if err := durationArg(d, &b.Timeout); err != nil {
-				return err
-			}
-		case "count_read_500":
-			if err := noMoreArgs(d); err != nil {
-				return err
-			}
-			b.CountRead500 = true
-		default:
-			return d.Errf("unknown breaker option %q", d.Val())
-		}
+			return nil
+		},
+		"timeout":        dur(&b.Timeout),
+		"count_read_500": on(&b.CountRead500),
 	}
-	return nil
-}
-
-// durationArg reads a duration as every Caddy directive does (Go's syntax
-// plus days, "1d") into a time.Duration or a duration.Duration (the
-// config type of the Caddy-free packages).
-func durationArg[D ~int64](d *caddyfile.Dispenser, dst *D) error {
-	var s string
-	if err := oneArg(d, &s); err != nil {
-		return err
-	}
-	v, err := duration.Parse(s)
-	if err != nil {
-		return d.Errf("%v", err)
-	}
-	*dst = D(v)
-	return nil
-}
-
-func intArg(d *caddyfile.Dispenser, dst *int) error {
-	var s string
-	if err := oneArg(d, &s); err != nil {
-		return err
-	}
-	n, err := parseInt(s)
-	if err != nil {
-		return d.Errf("invalid number %q", s)
-	}
-	*dst = n
-	return nil
-}
-
-func noMoreArgs(d *caddyfile.Dispenser) error {
-	if d.NextArg() {
-		return d.ArgErr()
-	}
-	return nil
 }

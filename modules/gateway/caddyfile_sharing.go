@@ -52,103 +52,69 @@ func (s *SharingHandler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		// A path here would be read by Caddy as a request matcher.
 		return d.Err("lakegate_sharing takes no arguments; set the path with `prefix`")
 	}
-	for d.NextBlock(0) {
-		if err := s.parseOption(d); err != nil {
-			return err
-		}
-	}
-	return nil
+	return s.grammar().parse(d, "lakegate_sharing")
 }
 
 // Interface guard
 var _ caddyfile.Unmarshaler = (*SharingHandler)(nil)
 
-func (s *SharingHandler) parseOption(d *caddyfile.Dispenser) error {
-	switch d.Val() {
-	case "url_lifetime":
-		return durationArg(d, &s.URLLifetime)
-	case "change_data_dir":
-		dir := caddyfileDir(d)
-		if err := oneArg(d, &s.ChangeDataDir); err != nil {
-			return err
-		}
-		if s.ChangeDataDir != "off" {
-			s.ChangeDataDir = localPath(dir, s.ChangeDataDir)
-		}
-	case "max_change_rewrite_bytes":
-		return sizeArg(d, &s.MaxChangeRewriteBytes)
-	case "max_change_versions":
-		if err := intArg(d, &s.MaxChangeVersions); err != nil {
-			return err
-		}
-		if s.MaxChangeVersions < 1 {
-			return d.Errf("max_change_versions must be at least 1")
-		}
-	case "planning":
-		var v string
-		if err := oneArg(d, &v); err != nil {
-			return err
-		}
-		s.Planning = sharing.Planning(v)
-	case "prefix":
-		return oneArg(d, &s.Prefix)
-	case "signing_key":
-		return oneArg(d, &s.SigningKey)
-	case "public_url":
-		return oneArg(d, &s.PublicURL)
-	case "s3":
-		var k, v string
-		if !d.AllArgs(&k, &v) {
-			return argsErr(d, "s3", "s3 <fileio-property> <value>")
-		}
-		if s.S3 == nil {
-			s.S3 = map[string]string{}
-		}
-		s.S3[k] = v
-	case "share":
-		sh, err := parseShare(d)
-		if err != nil {
-			return err
-		}
-		s.Shares = append(s.Shares, sh)
-	default:
-		return d.Errf("unknown lakegate_sharing option %q", d.Val())
+func (s *SharingHandler) grammar() block {
+	return block{
+		"url_lifetime": dur(&s.URLLifetime),
+		"change_data_dir": func(d *caddyfile.Dispenser) error {
+			dir := caddyfileDir(d)
+			if err := oneArg(d, &s.ChangeDataDir); err != nil {
+				return err
+			}
+			if s.ChangeDataDir != "off" {
+				s.ChangeDataDir = localPath(dir, s.ChangeDataDir)
+			}
+			return nil
+		},
+		"max_change_rewrite_bytes": size(&s.MaxChangeRewriteBytes),
+		"max_change_versions": func(d *caddyfile.Dispenser) error {
+			if err := intArg(d, &s.MaxChangeVersions); err != nil {
+				return err
+			}
+			if s.MaxChangeVersions < 1 {
+				return d.Errf("max_change_versions must be at least 1")
+			}
+			return nil
+		},
+		"planning":    str(&s.Planning),
+		"prefix":      str(&s.Prefix),
+		"signing_key": str(&s.SigningKey),
+		"public_url":  str(&s.PublicURL),
+		"s3":          keyValue(&s.S3, "s3 <fileio-property> <value>"),
+		"share": func(d *caddyfile.Dispenser) error {
+			sh, err := parseShare(d)
+			if err != nil {
+				return err
+			}
+			s.Shares = append(s.Shares, sh)
+			return nil
+		},
 	}
-	return nil
 }
 
 func parseShare(d *caddyfile.Dispenser) (ShareConfig, error) {
 	var sh ShareConfig
-	if err := oneArgThenBlock(d, &sh.Name, "the share's name (share <name> { ... })"); err != nil {
+	if err := argNamed(d, &sh.Name, "the share's name (share <name> { ... })"); err != nil {
 		return sh, err
 	}
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		var err error
-		switch d.Val() {
-		case "comment":
-			err = oneArg(d, &sh.Comment)
-		case "recipient":
-			var rc RecipientConfig
-			rc, err = parseRecipient(d)
+	return sh, block{
+		"comment": str(&sh.Comment),
+		"recipient": func(d *caddyfile.Dispenser) error {
+			rc, err := parseRecipient(d)
 			sh.Recipients = append(sh.Recipients, rc)
-		case "schema":
-			var sc sharing.Schema
-			sc, err = parseSchema(d)
+			return err
+		},
+		"schema": func(d *caddyfile.Dispenser) error {
+			sc, err := parseSchema(d)
 			sh.Schemas = append(sh.Schemas, sc)
-		default:
-			err = d.Errf("unknown share option %q", d.Val())
-		}
-		if err != nil {
-			return sh, err
-		}
-	}
-	return sh, nil
-}
-
-// oneArgThenBlock reads `<directive> <arg> {` keeping the block open;
-// want names the argument in errors.
-func oneArgThenBlock(d *caddyfile.Dispenser, dst *string, want string) error {
-	return argNamed(d, dst, want)
+			return err
+		},
+	}.parse(d, "share")
 }
 
 // parseRecipient reads `recipient <name> token <t>|sha256 <hex> [expires <t>]`.
@@ -186,28 +152,27 @@ func parseRecipient(d *caddyfile.Dispenser) (RecipientConfig, error) {
 
 func parseSchema(d *caddyfile.Dispenser) (sharing.Schema, error) {
 	var sc sharing.Schema
-	if err := oneArgThenBlock(d, &sc.Name, "the schema's name (schema <name> { ... })"); err != nil {
+	if err := argNamed(d, &sc.Name, "the schema's name (schema <name> { ... })"); err != nil {
 		return sc, err
 	}
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		key := d.Val()
-		args := d.RemainingArgs()
-		switch key {
-		case "namespace":
+	return sc, block{
+		"namespace": func(d *caddyfile.Dispenser) error {
+			args := d.RemainingArgs()
 			if len(args) < 2 {
-				return sc, argsErr(d, "namespace", "namespace <catalog> <level>...")
+				return argsErr(d, "namespace", "namespace <catalog> <level>...")
 			}
 			sc.Namespaces = append(sc.Namespaces, sharing.NamespaceRef{Catalog: args[0], Namespace: args[1:]})
-		case "table":
+			return nil
+		},
+		"table": func(d *caddyfile.Dispenser) error {
+			args := d.RemainingArgs()
 			if len(args) < 4 {
-				return sc, argsErr(d, "table", "table <name> <catalog> <level>... <table>")
+				return argsErr(d, "table", "table <name> <catalog> <level>... <table>")
 			}
 			n := len(args)
 			sc.Tables = append(sc.Tables, sharing.TableRef{Name: args[0], Catalog: args[1],
 				Namespace: args[2 : n-1], Table: args[n-1]})
-		default:
-			return sc, d.Errf("unknown schema option %q", key)
-		}
-	}
-	return sc, nil
+			return nil
+		},
+	}.parse(d, "schema")
 }

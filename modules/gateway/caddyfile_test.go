@@ -584,3 +584,39 @@ func TestAdaptRejectsBadIssuerClients(t *testing.T) {
 		})
 	}
 }
+
+// Every block of the grammar names itself when an option is unknown.
+func TestCaddyfileUnknownOptionNamesItsBlock(t *testing.T) {
+	app := func(body string) string { return "{\n lakegate {\n" + body + "\n }\n}\n" }
+	catalog := func(body string) string { return app("catalog a {\n" + body + "\n}") }
+	remote := func(body string) string { return catalog("remote http://x {\n" + body + "\n}") }
+	site := func(body string) string { return "http://127.0.0.1:8181 {\n" + body + "\n}\n" }
+	for want, cf := range map[string]string{
+		`unknown lakegate option "colour"`:                                            app("colour blue"),
+		`unknown cache option "colour"`:                                               app("cache {\ncolour blue\n}"),
+		`unknown identity option "colour"`:                                            app("identity {\ncolour blue\n}"),
+		`unknown jwt option "colour"`:                                                 app("identity {\njwt {\ncolour blue\n}\n}"),
+		`unknown issuer option "colour"`:                                              app("identity {\nissuer {\ncolour blue\n}\n}"),
+		`unknown policy option "colour"`:                                              app("policy {\ncolour blue\n}"),
+		`unknown catalog option "colour"`:                                             catalog("colour blue"),
+		`unknown embedded option "colour"`:                                            catalog("embedded {\ncolour blue\n}"),
+		`unknown idempotency option "colour"`:                                         catalog("idempotency {\ncolour blue\n}"),
+		`unknown cache option "max_entries"`:                                          catalog("cache {\nmax_entries 1\n}"),
+		`unknown remote option "colour"`:                                              remote("colour blue"),
+		`unknown oauth2 option "colour"`:                                              remote("auth oauth2 {\ncolour blue\n}"),
+		`unknown sigv4 option "colour"`:                                               remote("auth sigv4 {\ncolour blue\n}"),
+		`unknown tls option "colour"`:                                                 remote("tls {\ncolour blue\n}"),
+		`unknown breaker option "colour"`:                                             remote("breaker {\ncolour blue\n}"),
+		`unknown auth mode "magic" (want none, bearer, passthrough, oauth2 or sigv4)`: remote("auth magic"),
+		`unknown lakegate_delta option "colour"`:                                      site("lakegate_delta {\ncolour blue\n}"),
+		`unknown lakegate_sharing option "colour"`:                                    site("lakegate_sharing {\ncolour blue\n}"),
+		`unknown share option "colour"`:                                               site("lakegate_sharing {\nshare s {\ncolour blue\n}\n}"),
+		`unknown schema option "colour"`:                                              site("lakegate_sharing {\nshare s {\nschema sc {\ncolour blue\n}\n}\n}"),
+		`lakegate_iceberg takes no options, got "colour"`:                             site("lakegate_iceberg {\ncolour blue\n}"),
+	} {
+		_, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(cf), nil)
+		if assert.Error(t, err, cf) {
+			assert.Contains(t, err.Error(), want)
+		}
+	}
+}
