@@ -42,13 +42,13 @@ func ParseRequest(rt Route, query url.Values, body []byte) (*Request, error) {
 	case OpCreateTable:
 		q.create, err = ParseCreate(body)
 	case OpCreateStagingTable:
-		q.staging, err = ParseStaging(body)
+		q.staging, err = parseStaging(body)
 	case OpUpdateTable:
-		q.update, err = ParseUpdate(body)
+		q.update, err = parseUpdate(body)
 	case OpRenameTable:
-		q.rename, err = ParseRename(body)
+		q.rename, err = parseRename(body)
 	case OpReportMetrics:
-		q.metrics, err = ParseMetrics(body)
+		q.metrics, err = parseMetrics(body)
 	case OpGetTemporaryPathCredentials:
 		loc, op := q.Location(), query.Get("operation")
 		if loc == "" {
@@ -80,7 +80,7 @@ func (s *Service) Resolve(ctx context.Context, q *Request) error {
 	if q.Op != OpGetStagingTableCredentials {
 		return nil
 	}
-	st, err := s.StagedTable(ctx, q.TableID)
+	st, err := s.stagedTable(ctx, q.TableID)
 	if err != nil {
 		return err
 	}
@@ -148,35 +148,35 @@ func (s *Service) Serve(ctx context.Context, q *Request) (status int, out any, e
 	ref := Ref{Catalog: q.Catalog, Namespace: q.Namespace, Name: q.Table}
 	switch q.Op {
 	case OpGetConfig:
-		out, err = s.Config(ctx, q.query.Get("catalog"), q.query.Get("protocol-versions"))
+		out, err = s.config(ctx, q.query.Get("catalog"), q.query.Get("protocol-versions"))
 	case OpCreateTable:
 		out, err = s.Create(ctx, ref, q.create)
 	case OpCreateStagingTable:
-		out, err = s.Stage(ctx, ref, q.staging)
+		out, err = s.stage(ctx, ref, q.staging)
 	case OpLoadTable:
 		out, err = s.Load(ctx, ref)
 	case OpUpdateTable:
-		out, err = s.Update(ctx, ref, q.update)
+		out, err = s.update(ctx, ref, q.update)
 	case OpDeleteTable:
 		err = s.Delete(ctx, ref)
 	case OpTableExists:
-		err = s.Exists(ctx, ref)
+		err = s.exists(ctx, ref)
 	case OpRenameTable:
-		err = s.Rename(ctx, ref, q.rename)
+		err = s.rename(ctx, ref, q.rename)
 	case OpGetTableCredentials:
-		out, err = s.Credentials(ctx, ref, q.query.Get("operation"))
+		out, err = s.credentials(ctx, ref, q.query.Get("operation"))
 	case OpReportMetrics:
-		err = s.Metrics(ctx, ref, q.metrics)
+		err = s.metrics(ctx, ref, q.metrics)
 	case OpGetStagingTableCredentials:
 		if q.staged == nil {
 			return 0, nil, Errorf(http.StatusInternalServerError, InternalServerError, "staging table %q was not resolved", q.TableID)
 		}
-		out, err = s.StagingCredentials(ctx, q.staged)
+		out, err = s.stagingCredentials(ctx, q.staged)
 	case OpGetTemporaryPathCredentials:
 		if q.vend == nil {
 			return 0, nil, notImplemented("temporary path credentials have no catalog to vend through")
 		}
-		out, err = s.PathCredentials(ctx, q.vend.catalog, q.vend.namespace, q.Location(), q.query.Get("operation"))
+		out, err = s.pathCredentials(ctx, q.vend.catalog, q.vend.namespace, q.Location(), q.query.Get("operation"))
 	}
 	switch {
 	case err != nil:
