@@ -149,6 +149,8 @@ func (h *DeltaHandler) serve(w http.ResponseWriter, r *http.Request, rt delta.Ro
 			return
 		}
 	}
+	// Table operations run under the translate span; getConfig and the
+	// path and staging credentials never did, and still do not.
 	if rt.Catalog == "" {
 		writeResult(w, r, q, h.svc)
 		return
