@@ -135,71 +135,57 @@ func (h *DeltaHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next ca
 	return nil
 }
 
-// serve authorizes the route, then runs it.
+// serve parses the request, asks the policy about every resource it
+// touches, then has the service run it.
 func (h *DeltaHandler) serve(w http.ResponseWriter, r *http.Request, rt delta.Route, p *identity.Principal) {
-	switch rt.Op {
-	case delta.OpGetConfig:
-		h.serveConfig(w, r, rt, p)
-		return
-	case delta.OpGetTemporaryPathCredentials:
-		h.serveTemporaryPath(w, r, rt, p)
-		return
-	case delta.OpGetStagingTableCredentials:
-		h.serveStagingCredentials(w, r, rt, p)
-		return
-	}
-	cat, ok := h.app.catalog(rt.Catalog)
-	if !ok {
-		delta.WriteError(w, r, delta.Errorf(http.StatusNotFound, delta.NoSuchCatalog, "no catalog named %q", rt.Catalog))
-		return
-	}
-	noteCatalog(r, cat)
-	body, err := readBody(w, r, cat.cfg.MaxRequestBody)
+	q, err := h.request(w, r, rt)
 	if err != nil {
 		delta.WriteError(w, r, err)
 		return
 	}
-	in, err := parseBody(rt.Op, body)
+	for _, c := range q.Checks() {
+		if err := h.authorize(r, p, c); err != nil {
+			delta.WriteError(w, r, err)
+			return
+		}
+	}
+	// Table operations run under the translate span; getConfig and the
+	// path and staging credentials never did, and still do not.
+	if rt.Catalog == "" {
+		writeResult(w, r, q, h.svc)
+		return
+	}
+	translated(r, func(r *http.Request) { writeResult(w, r, q, h.svc) })
+}
+
+// request reads and parses the request: a table operation's body up to
+// its catalog's limit; for temporary path credentials, the configured
+// source the location picks; for staging credentials, the staged table.
+func (h *DeltaHandler) request(w http.ResponseWriter, r *http.Request, rt delta.Route) (*delta.Request, error) {
+	var body []byte
+	if rt.Catalog != "" {
+		cat, ok := h.app.catalog(rt.Catalog)
+		if !ok {
+			return nil, delta.Errorf(http.StatusNotFound, delta.NoSuchCatalog, "no catalog named %q", rt.Catalog)
+		}
+		noteCatalog(r, cat)
+		var err error
+		if body, err = readBody(w, r, cat.cfg.MaxRequestBody); err != nil {
+			return nil, err
+		}
+	}
+	q, err := delta.ParseRequest(rt, r.URL.Query(), body)
 	if err != nil {
-		delta.WriteError(w, r, err)
-		return
+		return nil, err
 	}
-	if err := h.authorizeTable(r, rt, p, cat, in); err != nil {
-		delta.WriteError(w, r, err)
-		return
+	if rt.Op == delta.OpGetTemporaryPathCredentials {
+		src, err := h.pathSource(q.Location())
+		if err != nil {
+			return nil, err
+		}
+		q.VendFrom(src.Catalog, src.Namespace)
 	}
-	translated(r, func(r *http.Request) { h.run(w, r, rt, in) })
-}
-
-// parsed is a request body decoded and validated once, before the policy
-// is asked: the names the policy decides on are the ones the operation
-// then uses (JSON keys match struct fields case-insensitively, so reading
-// a name from the raw body could differ from what the decoder takes).
-type parsed struct {
-	create  *delta.CreateTableRequest
-	staging *delta.StagingTableRequest
-	update  *delta.UpdateTableRequest
-	rename  *delta.RenameRequest
-	metrics *delta.MetricsRequest
-}
-
-// parseBody parses the body of the operations that carry one.
-func parseBody(op delta.Op, body []byte) (parsed, error) {
-	var in parsed
-	var err error
-	switch op {
-	case delta.OpCreateTable:
-		in.create, err = delta.ParseCreate(body)
-	case delta.OpCreateStagingTable:
-		in.staging, err = delta.ParseStaging(body)
-	case delta.OpUpdateTable:
-		in.update, err = delta.ParseUpdate(body)
-	case delta.OpRenameTable:
-		in.rename, err = delta.ParseRename(body)
-	case delta.OpReportMetrics:
-		in.metrics, err = delta.ParseMetrics(body)
-	}
-	return in, err
+	return q, h.svc.Resolve(r.Context(), q)
 }
 
 // readBody reads a request body up to limit bytes.
@@ -221,181 +207,56 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 	return b, nil
 }
 
-// authorizeTable asks the policy about every resource the operation
-// touches: both names of a rename, and write access for READ_WRITE
-// credentials (they let the caller change the table's files).
-func (h *DeltaHandler) authorizeTable(r *http.Request, rt delta.Route, p *identity.Principal, cat *catalogState, in parsed) error {
-	res := policies.Resource{Namespace: rt.Namespace, Table: rt.Table}
-	checks := []struct {
-		op  string
-		res policies.Resource
-	}{{rt.Iceberg, res}}
+// authorize has the policy decide one check (policy input api "delta").
+func (h *DeltaHandler) authorize(r *http.Request, p *identity.Principal, c delta.Check) error {
+	cat, ok := h.app.catalog(c.Catalog)
 	switch {
-	case in.create != nil:
-		checks[0].res.Table = *in.create.Name
-	case in.staging != nil:
-		checks[0].res.Table = *in.staging.Name
-	case in.rename != nil:
-		checks = append(checks, struct {
-			op  string
-			res policies.Resource
-		}{rt.Iceberg, policies.Resource{Namespace: rt.Namespace, Table: *in.rename.NewName}})
-	case rt.Op == delta.OpGetTableCredentials && r.URL.Query().Get("operation") == delta.ReadWrite:
-		checks = append(checks, struct {
-			op  string
-			res policies.Resource
-		}{icerest.OpUpdateTable, res})
+	case !ok && c.IfCatalog:
+		return nil
+	case !ok:
+		return delta.Errorf(http.StatusNotFound, delta.NoSuchCatalog, "no catalog named %q", c.Catalog)
 	}
-	for _, c := range checks {
-		if err := h.authorize(r, p, cat, rt.Op, c.op, c.res); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// authorize decides one operation on one resource; cat may be nil for
-// operations outside any catalog.
-func (h *DeltaHandler) authorize(r *http.Request, p *identity.Principal, cat *catalogState, ucOp delta.Op, op string, res policies.Resource) error {
-	d := h.app.guard.decide(r, policyRequest{api: "delta", apiOp: string(ucOp), op: op, principal: p, catalog: cat, resource: res})
+	res := policies.Resource{Namespace: c.Namespace, Table: c.Table, Location: c.Location}
+	d := h.app.guard.decide(r, policyRequest{api: "delta", apiOp: string(c.Op), op: c.Iceberg, principal: p, catalog: cat, resource: res})
 	if d.Allow {
 		return nil
 	}
-	return delta.Errorf(http.StatusForbidden, delta.PermissionDenied, "%s", denial(string(ucOp), d))
+	return delta.Errorf(http.StatusForbidden, delta.PermissionDenied, "%s", denial(string(c.Op), d))
 }
 
-// run translates an authorized table operation.
-func (h *DeltaHandler) run(w http.ResponseWriter, r *http.Request, rt delta.Route, in parsed) {
-	ctx := r.Context()
-	ref := delta.Ref{Catalog: rt.Catalog, Namespace: rt.Namespace, Name: rt.Table}
-	var out any
-	var err error
-	switch rt.Op {
-	case delta.OpCreateTable:
-		out, err = h.svc.Create(ctx, ref, in.create)
-	case delta.OpCreateStagingTable:
-		out, err = h.svc.Stage(ctx, ref, in.staging)
-	case delta.OpLoadTable:
-		out, err = h.svc.Load(ctx, ref)
-	case delta.OpUpdateTable:
-		out, err = h.svc.Update(ctx, ref, in.update)
-	case delta.OpDeleteTable:
-		err = h.svc.Delete(ctx, ref)
-	case delta.OpTableExists:
-		err = h.svc.Exists(ctx, ref)
-	case delta.OpRenameTable:
-		err = h.svc.Rename(ctx, ref, in.rename)
-	case delta.OpGetTableCredentials:
-		out, err = h.svc.Credentials(ctx, ref, r.URL.Query().Get("operation"))
-	case delta.OpReportMetrics:
-		err = h.svc.Metrics(ctx, ref, in.metrics)
-	}
-	writeResult(w, r, out, err)
-}
-
-func writeResult(w http.ResponseWriter, r *http.Request, out any, err error) {
+// writeResult runs an authorized request and writes its answer.
+func writeResult(w http.ResponseWriter, r *http.Request, q *delta.Request, svc *delta.Service) {
+	status, out, err := svc.Serve(r.Context(), q)
 	switch {
 	case err != nil:
 		delta.WriteError(w, r, err)
 	case out == nil:
-		w.WriteHeader(http.StatusNoContent)
+		w.WriteHeader(status)
 	default:
 		if lt, ok := out.(*delta.LoadTableResponse); ok {
 			w.Header().Set("ETag", `"`+lt.Metadata.Etag+`"`)
 		}
-		delta.WriteJSON(w, http.StatusOK, out)
+		delta.WriteJSON(w, status, out)
 	}
-}
-
-// serveConfig answers getConfig for ?catalog=.
-func (h *DeltaHandler) serveConfig(w http.ResponseWriter, r *http.Request, rt delta.Route, p *identity.Principal) {
-	q := r.URL.Query()
-	name := q.Get("catalog")
-	if cat, ok := h.app.catalog(name); ok {
-		if err := h.authorize(r, p, cat, rt.Op, rt.Iceberg, policies.Resource{}); err != nil {
-			delta.WriteError(w, r, err)
-			return
-		}
-	}
-	out, err := h.svc.Config(r.Context(), name, q.Get("protocol-versions"))
-	if err != nil {
-		delta.WriteError(w, r, err)
-		return
-	}
-	delta.WriteJSON(w, http.StatusOK, out)
-}
-
-// serveTemporaryPath answers getTemporaryPathCredentials: the location
-// picks the configured catalog whose allowed locations contain it, the
-// policy decides (loadCredentials and createTable on the path), and the
-// catalog vends.
-func (h *DeltaHandler) serveTemporaryPath(w http.ResponseWriter, r *http.Request, rt delta.Route, p *identity.Principal) {
-	q := r.URL.Query()
-	loc, op := q.Get("location"), q.Get("operation")
-	if loc == "" {
-		delta.WriteError(w, r, delta.Errorf(http.StatusBadRequest, delta.InvalidParameterValue, "location is required"))
-		return
-	}
-	if op != delta.Read && op != delta.ReadWrite {
-		delta.WriteError(w, r, delta.Errorf(http.StatusBadRequest, delta.InvalidParameterValue, "operation must be READ or READ_WRITE, got %q", op))
-		return
-	}
-	src, cat, err := h.pathSource(loc)
-	if err != nil {
-		delta.WriteError(w, r, err)
-		return
-	}
-	// The catalog vends what it vends for a new table there, which READ
-	// cannot narrow: both operations need createTable on the path too.
-	res := policies.Resource{Namespace: src.Namespace, Location: loc}
-	for _, iceOp := range []string{rt.Iceberg, icerest.OpCreateTable} {
-		if err := h.authorize(r, p, cat, rt.Op, iceOp, res); err != nil {
-			delta.WriteError(w, r, err)
-			return
-		}
-	}
-	out, err := h.svc.PathCredentials(r.Context(), src.Catalog, src.Namespace, loc, op)
-	writeResult(w, r, out, err)
 }
 
 // pathSource is the configured source whose catalog may hold loc.
-func (h *DeltaHandler) pathSource(loc string) (PathCredentialsSource, *catalogState, error) {
+func (h *DeltaHandler) pathSource(loc string) (PathCredentialsSource, error) {
 	if len(h.PathCredentials) == 0 {
-		return PathCredentialsSource{}, nil, delta.Errorf(http.StatusNotImplemented, delta.NotImplemented,
+		return PathCredentialsSource{}, delta.Errorf(http.StatusNotImplemented, delta.NotImplemented,
 			"temporary path credentials are not configured: Iceberg catalogs vend credentials per table, so lakegate "+
 				"vends them through a catalog named in lakegate_delta's path_credentials")
 	}
 	if err := delta.CheckLocationSyntax(loc); err != nil {
-		return PathCredentialsSource{}, nil, err
+		return PathCredentialsSource{}, err
 	}
 	for _, src := range h.PathCredentials {
 		if cat, ok := h.app.catalog(src.Catalog); ok && cat.locations.Allows(loc) {
-			return src, cat, nil
+			return src, nil
 		}
 	}
-	return PathCredentialsSource{}, nil, delta.Errorf(http.StatusForbidden, delta.PermissionDenied,
+	return PathCredentialsSource{}, delta.Errorf(http.StatusForbidden, delta.PermissionDenied,
 		"location %q is outside the allowed locations of every catalog that vends path credentials", loc)
-}
-
-// serveStagingCredentials answers getStagingTableCredentials; the staged
-// table's namespace and name are what the policy is asked about.
-func (h *DeltaHandler) serveStagingCredentials(w http.ResponseWriter, r *http.Request, rt delta.Route, p *identity.Principal) {
-	st, err := h.svc.StagedTable(r.Context(), rt.TableID)
-	if err != nil {
-		delta.WriteError(w, r, err)
-		return
-	}
-	cat, ok := h.app.catalog(st.Catalog)
-	if !ok {
-		delta.WriteError(w, r, delta.Errorf(http.StatusNotFound, delta.NoSuchCatalog, "no catalog named %q", st.Catalog))
-		return
-	}
-	if err := h.authorize(r, p, cat, rt.Op, rt.Iceberg, policies.Resource{Namespace: st.Namespace, Table: st.Name}); err != nil {
-		delta.WriteError(w, r, err)
-		return
-	}
-	out, err := h.svc.StagingCredentials(r.Context(), st)
-	writeResult(w, r, out, err)
 }
 
 // Interface guards

@@ -350,7 +350,7 @@ func parseDeltaTimestamp(s string, zoned bool) (time.Time, error) {
 
 // commit applies the file changes as one Iceberg snapshot, after the other
 // updates of the request (schema, properties, bookkeeping) in the same
-// Iceberg commit, under the requirements Update checked the request on:
+// Iceberg commit, under the requirements update checked the request on:
 // the Delta version is ratified exactly when the rows land.
 func (dc *dataCommit) commit(ctx context.Context, c *icebergClient, ref Ref, l *loaded, ups []table.Update) (*loaded, error) {
 	cat := &capture{c: c, ref: ref, reqs: commitRequirements(l.Metadata), first: ups}

@@ -233,7 +233,7 @@ func TestParseUpdateBadInput(t *testing.T) {
 		{"snapshot version partial", `{"requirements":[` + okUUID + `],"updates":[{"action":"update-metadata-snapshot-version","last-commit-version":1}]}`, InvalidParameterValue, "update-metadata-snapshot-version needs last-commit-version and last-commit-timestamp-ms"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseUpdate([]byte(tc.body))
+			_, err := parseUpdate([]byte(tc.body))
 			requireError(t, err, http.StatusBadRequest, tc.typ, tc.message)
 		})
 	}
@@ -248,15 +248,15 @@ func TestParseSmallBodiesBadInput(t *testing.T) {
 		typ     string
 		message string
 	}{
-		{"rename empty", func(b []byte) error { _, e := ParseRename(b); return e }, `{}`, InvalidParameterValue, "new-name is required"},
-		{"rename blank", func(b []byte) error { _, e := ParseRename(b); return e }, `{"new-name":" "}`, InvalidParameterValue, `invalid table name " "`},
-		{"staging blank", func(b []byte) error { _, e := ParseStaging(b); return e }, `{"name":"\t"}`, InvalidParameterValue, `invalid table name "\t"`},
-		{"rename cross-schema", func(b []byte) error { _, e := ParseRename(b); return e }, `{"new-name":"other.t"}`, InvalidParameterValue, `new-name "other.t": renames stay in the same schema; cross-schema moves are not supported`},
-		{"rename not json", func(b []byte) error { _, e := ParseRename(b); return e }, `[`, BadRequest, "malformed request body: unexpected end of JSON input"},
-		{"staging no name", func(b []byte) error { _, e := ParseStaging(b); return e }, `{"name":""}`, InvalidParameterValue, "name is required"},
-		{"metrics no id", func(b []byte) error { _, e := ParseMetrics(b); return e }, `{"report":{}}`, InvalidParameterValue, "table-id is required"},
-		{"metrics bad id", func(b []byte) error { _, e := ParseMetrics(b); return e }, `{"table-id":"x"}`, InvalidParameterValue, `table-id "x" is not a UUID`},
-		{"metrics wrong shape", func(b []byte) error { _, e := ParseMetrics(b); return e }, `{"table-id":5}`, BadRequest, "malformed request body: json: cannot unmarshal number into Go struct field MetricsRequest.table-id of type string"},
+		{"rename empty", func(b []byte) error { _, e := parseRename(b); return e }, `{}`, InvalidParameterValue, "new-name is required"},
+		{"rename blank", func(b []byte) error { _, e := parseRename(b); return e }, `{"new-name":" "}`, InvalidParameterValue, `invalid table name " "`},
+		{"staging blank", func(b []byte) error { _, e := parseStaging(b); return e }, `{"name":"\t"}`, InvalidParameterValue, `invalid table name "\t"`},
+		{"rename cross-schema", func(b []byte) error { _, e := parseRename(b); return e }, `{"new-name":"other.t"}`, InvalidParameterValue, `new-name "other.t": renames stay in the same schema; cross-schema moves are not supported`},
+		{"rename not json", func(b []byte) error { _, e := parseRename(b); return e }, `[`, BadRequest, "malformed request body: unexpected end of JSON input"},
+		{"staging no name", func(b []byte) error { _, e := parseStaging(b); return e }, `{"name":""}`, InvalidParameterValue, "name is required"},
+		{"metrics no id", func(b []byte) error { _, e := parseMetrics(b); return e }, `{"report":{}}`, InvalidParameterValue, "table-id is required"},
+		{"metrics bad id", func(b []byte) error { _, e := parseMetrics(b); return e }, `{"table-id":"x"}`, InvalidParameterValue, `table-id "x" is not a UUID`},
+		{"metrics wrong shape", func(b []byte) error { _, e := parseMetrics(b); return e }, `{"table-id":5}`, BadRequest, "malformed request body: json: cannot unmarshal number into Go struct field MetricsRequest.table-id of type string"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			requireError(t, tc.parse([]byte(tc.body)), http.StatusBadRequest, tc.typ, tc.message)

@@ -55,7 +55,7 @@ func TestWriteErrorUnwraps(t *testing.T) {
 // A validation error keeps its 400 and type through a %w wrapping, as
 // the front door and the service may wrap what the parsers return.
 func TestWriteErrorWrappedValidation(t *testing.T) {
-	_, perr := ParseRename([]byte(`{}`))
+	_, perr := parseRename([]byte(`{}`))
 	err := fmt.Errorf("renameTable: %w", perr)
 	requireError(t, err, http.StatusBadRequest, InvalidParameterValue, "new-name is required")
 	rec := writeError(http.MethodPost, err)
@@ -104,10 +104,10 @@ func TestWriteErrorHead(t *testing.T) {
 func TestChecksReturnUntypedNil(t *testing.T) {
 	for name, err := range map[string]error{
 		"ParseCreate":         second(ParseCreate(createReq(func(map[string]any) {}))),
-		"ParseStaging":        second(ParseStaging([]byte(`{"name":"t"}`))),
-		"ParseRename":         second(ParseRename([]byte(`{"new-name":"t2"}`))),
-		"ParseMetrics":        second(ParseMetrics([]byte(`{"table-id":"123e4567-e89b-12d3-a456-426614174000"}`))),
-		"ParseUpdate":         second(ParseUpdate([]byte(`{"requirements":[` + okUUID + `],"updates":[{"action":"set-table-comment","comment":"c"}]}`))),
+		"ParseStaging":        second(parseStaging([]byte(`{"name":"t"}`))),
+		"ParseRename":         second(parseRename([]byte(`{"new-name":"t2"}`))),
+		"ParseMetrics":        second(parseMetrics([]byte(`{"table-id":"123e4567-e89b-12d3-a456-426614174000"}`))),
+		"ParseUpdate":         second(parseUpdate([]byte(`{"requirements":[` + okUUID + `],"updates":[{"action":"set-table-comment","comment":"c"}]}`))),
 		"ParseRoute":          second(ParseRoute(http.MethodGet, "catalogs/c/schemas/s/tables/t")),
 		"ParseRoute config":   second(ParseRoute(http.MethodGet, "config")),
 		"ParseSchema":         second(ParseSchema("a.b")),

@@ -41,7 +41,7 @@ func FuzzParseUpdate(f *testing.F) {
 		f.Add(`{"requirements":[` + okUUID + `],"updates":[` + u + `]}`)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
-		req, err := ParseUpdate([]byte(body))
+		req, err := parseUpdate([]byte(body))
 		if err != nil {
 			if code := AsError(err).Code; code != http.StatusBadRequest {
 				t.Fatalf("status %d for %q: %v", code, body, err)

@@ -75,12 +75,12 @@ func checkWritableKey(k string) error {
 
 // defaultProtocol is what a table created outside the Delta API reports:
 // the oldest protocol, with no features.
-var defaultProtocol = ProtocolOut{MinReaderVersion: 1, MinWriterVersion: 2}
+var defaultProtocol = protocolOut{MinReaderVersion: 1, MinWriterVersion: 2}
 
-func protocolOf(props map[string]string) ProtocolOut {
+func protocolOf(props map[string]string) protocolOut {
 	p := defaultProtocol
 	if raw, ok := props[PropProtocol]; ok {
-		var stored ProtocolOut
+		var stored protocolOut
 		if json.Unmarshal([]byte(raw), &stored) == nil && stored.MinReaderVersion > 0 {
 			p = stored
 		}

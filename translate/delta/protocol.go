@@ -86,8 +86,8 @@ func (p *Protocol) validateFeatures() error {
 }
 
 // out is the validated protocol as stored and answered.
-func (p *Protocol) out() ProtocolOut {
-	return ProtocolOut{MinReaderVersion: *p.MinReaderVersion, MinWriterVersion: *p.MinWriterVersion,
+func (p *Protocol) out() protocolOut {
+	return protocolOut{MinReaderVersion: *p.MinReaderVersion, MinWriterVersion: *p.MinWriterVersion,
 		ReaderFeatures: p.ReaderFeatures, WriterFeatures: p.WriterFeatures}
 }
 
@@ -106,12 +106,12 @@ var legacyReader = map[string]int{"columnMapping": 2}
 // must know it, and so must readers when it is a reader-writer feature
 // (a reader that ignores deletion vectors or timestamp_ntz misreads the
 // table).
-func (p ProtocolOut) supports(f string) bool {
+func (p protocolOut) supports(f string) bool {
 	readerWriter, _ := featureKind(f)
 	return p.writerSupports(f) && (!readerWriter || p.readerSupports(f))
 }
 
-func (p ProtocolOut) writerSupports(f string) bool {
+func (p protocolOut) writerSupports(f string) bool {
 	if p.MinWriterVersion == 7 {
 		return listed(p.WriterFeatures, f)
 	}
@@ -119,7 +119,7 @@ func (p ProtocolOut) writerSupports(f string) bool {
 	return lw != 0 && p.MinWriterVersion >= lw
 }
 
-func (p ProtocolOut) readerSupports(f string) bool {
+func (p protocolOut) readerSupports(f string) bool {
 	if p.MinReaderVersion == 3 {
 		return listed(p.ReaderFeatures, f)
 	}
@@ -146,7 +146,7 @@ var featureProperties = []struct{ key, feature string }{
 // checkState checks that the protocol supports what the table's properties,
 // domains and columns use: a table cannot turn on a feature its protocol
 // lacks.
-func checkState(p ProtocolOut, props map[string]string, domains []string, cols schema.StructType) error {
+func checkState(p protocolOut, props map[string]string, domains []string, cols schema.StructType) error {
 	if err := checkColumnTypes(p, cols); err != nil {
 		return err
 	}
@@ -176,7 +176,7 @@ var typeFeatures = map[schema.PrimitiveType]string{schema.TimestampNtz: "timesta
 
 // checkColumnTypes refuses a column, at any depth, whose type needs a
 // feature the protocol does not support; the error names the column.
-func checkColumnTypes(p ProtocolOut, cols schema.StructType) error {
+func checkColumnTypes(p protocolOut, cols schema.StructType) error {
 	return walkTypes(cols, "", func(path string, t schema.DataType) error {
 		pt, _ := t.(schema.PrimitiveType)
 		if f, ok := typeFeatures[pt]; ok && !p.supports(f) {
@@ -229,7 +229,7 @@ var systemDomains = map[string]string{"delta.clustering": "clustering", "delta.r
 // checkUpgrade refuses a set-protocol that lowers a version or drops a
 // feature: the Delta protocol lets clients add features, never silently
 // remove them.
-func checkUpgrade(from, to ProtocolOut) error {
+func checkUpgrade(from, to protocolOut) error {
 	if to.MinReaderVersion < from.MinReaderVersion || to.MinWriterVersion < from.MinWriterVersion {
 		return invalidParam("set-protocol: protocol versions cannot go down (reader %d, writer %d now)",
 			from.MinReaderVersion, from.MinWriterVersion)

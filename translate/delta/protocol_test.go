@@ -100,7 +100,7 @@ func TestCheckUpdateState(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			body := `{"requirements":[` + okUUID + `],"updates":` + tc.updates + `}`
-			req, perr := ParseUpdate([]byte(body))
+			req, perr := parseUpdate([]byte(body))
 			require.NoError(t, perr)
 			by := map[string]*Update{}
 			for i := range req.Updates {
@@ -140,7 +140,7 @@ func TestUnbackfilledCommitsBounded(t *testing.T) {
 	require.NoError(t, err)
 	body := `{"requirements":[` + okUUID + `],"updates":[{"action":"add-commit","commit":{"version":51,"timestamp":1,` +
 		`"file-name":"x.json","file-size":1,"file-modification-timestamp":1},"uniform":{"iceberg":{"metadata-location":"file:///w/t/m.json"}}}]}`
-	req, perr := ParseUpdate([]byte(body))
+	req, perr := parseUpdate([]byte(body))
 	require.NoError(t, perr)
 	requireError(t, checkVersions(req, &loaded{Metadata: m}), http.StatusTooManyRequests, ResourceExhausted,
 		"the table has 50 unbackfilled commits, the most lakegate keeps: publish them to the Delta log "+

@@ -102,8 +102,8 @@ func (s *Service) Load(ctx context.Context, ref Ref) (*LoadTableResponse, error)
 	return response(l)
 }
 
-// Exists answers tableExists.
-func (s *Service) Exists(ctx context.Context, ref Ref) error {
+// exists answers tableExists.
+func (s *Service) exists(ctx context.Context, ref Ref) error {
 	_, err := s.deltaClient(ctx, ref)
 	return notFoundIfNotDelta(err)
 }
@@ -129,8 +129,8 @@ func notFoundIfNotDelta(err error) error {
 	return err
 }
 
-// Rename answers renameTable, within the table's schema.
-func (s *Service) Rename(ctx context.Context, ref Ref, req *RenameRequest) error {
+// rename answers renameTable, within the table's schema.
+func (s *Service) rename(ctx context.Context, ref Ref, req *RenameRequest) error {
 	c, err := s.deltaClient(ctx, ref)
 	if err != nil || *req.NewName == ref.Name {
 		// A rename to the table's own name is a no-op, as UC answers it
@@ -373,9 +373,9 @@ func (s *Service) createUniform(ctx context.Context, c *icebergClient, ref Ref, 
 	return response(l)
 }
 
-// Config answers getConfig: protocol 1.0 is the only version lakegate
+// config answers getConfig: protocol 1.0 is the only version lakegate
 // speaks; endpoints are those it serves for the catalog.
-func (s *Service) Config(ctx context.Context, catalog, versions string) (*ConfigResponse, error) {
+func (s *Service) config(ctx context.Context, catalog, versions string) (*configResponse, error) {
 	if catalog == "" {
 		return nil, invalidParam("catalog is required")
 	}
@@ -396,7 +396,7 @@ func (s *Service) Config(ctx context.Context, catalog, versions string) (*Config
 	if s.VendsPaths {
 		endpoints = append(slices.Clone(endpoints), PathCredentialsEndpoint)
 	}
-	return &ConfigResponse{Endpoints: endpoints, ProtocolVersion: "1.0"}, nil
+	return &configResponse{Endpoints: endpoints, ProtocolVersion: "1.0"}, nil
 }
 
 // PathCredentialsEndpoint is listed only where path credentials are

@@ -34,9 +34,9 @@ func TestBodiesRefuseRepairedText(t *testing.T) {
 		})
 	}
 	for _, parse := range []func([]byte) error{
-		func(b []byte) error { _, err := ParseUpdate(b); return err },
-		func(b []byte) error { _, err := ParseRename(b); return err },
-		func(b []byte) error { _, err := ParseStaging(b); return err },
+		func(b []byte) error { _, err := parseUpdate(b); return err },
+		func(b []byte) error { _, err := parseRename(b); return err },
+		func(b []byte) error { _, err := parseStaging(b); return err },
 	} {
 		err := parse([]byte(`{"new-name":"\ud800","name":"\ud800","comment":"\udc00"}`))
 		requireError(t, err, http.StatusBadRequest, BadRequest, "malformed request body: lone surrogate escape in a string")

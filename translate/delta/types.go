@@ -113,17 +113,17 @@ type UpdateTableRequest struct {
 	Updates      []Update      `json:"updates"`
 }
 
-// StorageCredentialOut is DeltaStorageCredential.
-type StorageCredentialOut struct {
+// storageCredentialOut is DeltaStorageCredential.
+type storageCredentialOut struct {
 	Prefix           string            `json:"prefix"`
 	Operation        string            `json:"operation"`
 	Config           map[string]string `json:"config"`
 	ExpirationTimeMs int64             `json:"expiration-time-ms"`
 }
 
-// CredentialsResponse is DeltaCredentialsResponse.
-type CredentialsResponse struct {
-	StorageCredentials []StorageCredentialOut `json:"storage-credentials"`
+// credentialsResponse is DeltaCredentialsResponse.
+type credentialsResponse struct {
+	StorageCredentials []storageCredentialOut `json:"storage-credentials"`
 }
 
 // TableMetadata is DeltaTableMetadata.
@@ -155,26 +155,26 @@ type LoadTableResponse struct {
 	LatestTableVersion *int64 `json:"latest-table-version,omitempty"`
 }
 
-// StagingTableResponse is DeltaStagingTableResponse.
-type StagingTableResponse struct {
+// stagingTableResponse is DeltaStagingTableResponse.
+type stagingTableResponse struct {
 	TableID            string                 `json:"table-id"`
 	TableType          string                 `json:"table-type"`
 	Location           string                 `json:"location"`
-	StorageCredentials []StorageCredentialOut `json:"storage-credentials"`
-	RequiredProtocol   ProtocolOut            `json:"required-protocol"`
+	StorageCredentials []storageCredentialOut `json:"storage-credentials"`
+	RequiredProtocol   protocolOut            `json:"required-protocol"`
 	RequiredProperties map[string]*string     `json:"required-properties"`
 }
 
-// ProtocolOut is DeltaProtocol as lakegate answers it.
-type ProtocolOut struct {
+// protocolOut is DeltaProtocol as lakegate answers it.
+type protocolOut struct {
 	MinReaderVersion int      `json:"min-reader-version"`
 	MinWriterVersion int      `json:"min-writer-version"`
 	ReaderFeatures   []string `json:"reader-features,omitempty"`
 	WriterFeatures   []string `json:"writer-features,omitempty"`
 }
 
-// ConfigResponse is DeltaCatalogConfig.
-type ConfigResponse struct {
+// configResponse is DeltaCatalogConfig.
+type configResponse struct {
 	Endpoints       []string `json:"endpoints"`
 	ProtocolVersion string   `json:"protocol-version"`
 }

@@ -34,12 +34,12 @@ var order = []string{
 	ActUpdateSnapshotVer,
 }
 
-// Update answers updateTable. Under the table's lock it checks the
+// update answers updateTable. Under the table's lock it checks the
 // requirements against the current table, then commits the translated
 // changes with Iceberg requirements (table uuid, current schema, main
 // snapshot) so a change made meanwhile through Iceberg fails the commit
 // with 409 instead of being overwritten.
-func (s *Service) Update(ctx context.Context, ref Ref, req *UpdateTableRequest) (*LoadTableResponse, error) {
+func (s *Service) update(ctx context.Context, ref Ref, req *UpdateTableRequest) (*LoadTableResponse, error) {
 	c, err := s.client(ctx, ref.Catalog)
 	if err != nil {
 		return nil, err

@@ -12,10 +12,10 @@ import (
 )
 
 // parseUpdates parses an update body's updates (with an assert-table-uuid)
-// into the by-action map Update works on.
+// into the by-action map update works on.
 func parseUpdates(t *testing.T, updates string) map[string]*Update {
 	t.Helper()
-	req, err := ParseUpdate([]byte(`{"requirements":[` + okUUID + `],"updates":` + updates + `}`))
+	req, err := parseUpdate([]byte(`{"requirements":[` + okUUID + `],"updates":` + updates + `}`))
 	require.NoError(t, err)
 	by := map[string]*Update{}
 	for i := range req.Updates {

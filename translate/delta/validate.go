@@ -166,8 +166,8 @@ func checkPartitionColumns(pcs []string, cols schema.StructType) error {
 	return nil
 }
 
-// ParseStaging validates a DeltaCreateStagingTableRequest.
-func ParseStaging(body []byte) (*StagingTableRequest, error) {
+// parseStaging validates a DeltaCreateStagingTableRequest.
+func parseStaging(body []byte) (*StagingTableRequest, error) {
 	var req StagingTableRequest
 	if err := decode(body, &req); err != nil {
 		return nil, err
@@ -178,8 +178,8 @@ func ParseStaging(body []byte) (*StagingTableRequest, error) {
 	return &req, checkName(*req.Name)
 }
 
-// ParseRename validates a DeltaRenameTableRequest.
-func ParseRename(body []byte) (*RenameRequest, error) {
+// parseRename validates a DeltaRenameTableRequest.
+func parseRename(body []byte) (*RenameRequest, error) {
 	var req RenameRequest
 	if err := decode(body, &req); err != nil {
 		return nil, err
@@ -193,8 +193,8 @@ func ParseRename(body []byte) (*RenameRequest, error) {
 	return &req, checkName(*req.NewName)
 }
 
-// ParseMetrics validates a DeltaReportMetricsRequest.
-func ParseMetrics(body []byte) (*MetricsRequest, error) {
+// parseMetrics validates a DeltaReportMetricsRequest.
+func parseMetrics(body []byte) (*MetricsRequest, error) {
 	var req MetricsRequest
 	if err := decode(body, &req); err != nil {
 		return nil, err
@@ -226,10 +226,10 @@ const (
 	ReqAssertEtag      = "assert-etag"
 )
 
-// ParseUpdate validates a DeltaUpdateTableRequest against the spec's shape
+// parseUpdate validates a DeltaUpdateTableRequest against the spec's shape
 // rules: non-empty requirements and updates, at most one of each type, an
 // assert-table-uuid always, disjoint set/remove keys and domains.
-func ParseUpdate(body []byte) (*UpdateTableRequest, error) {
+func parseUpdate(body []byte) (*UpdateTableRequest, error) {
 	var req UpdateTableRequest
 	if err := decode(body, &req); err != nil {
 		return nil, err

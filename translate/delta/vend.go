@@ -65,11 +65,11 @@ func chainBreak(cur, next *loaded) string {
 	return "the uniform metadata " + next.MetadataLocation + " does not descend from the current metadata " + cur.MetadataLocation
 }
 
-// Credentials answers getTableCredentials: what the catalog vends for the
+// credentials answers getTableCredentials: what the catalog vends for the
 // table (LoadTable storage-credentials, else its /credentials endpoint),
 // labelled with the operation asked for. Iceberg vends one set per table;
 // the front door has checked the caller may write before asking READ_WRITE.
-func (s *Service) Credentials(ctx context.Context, ref Ref, op string) (*CredentialsResponse, error) {
+func (s *Service) credentials(ctx context.Context, ref Ref, op string) (*credentialsResponse, error) {
 	if op != Read && op != ReadWrite {
 		return nil, invalidParam("operation must be READ or READ_WRITE, got %q", op)
 	}
@@ -90,7 +90,7 @@ func (s *Service) Credentials(ctx context.Context, ref Ref, op string) (*Credent
 			return nil, err
 		}
 	}
-	return &CredentialsResponse{StorageCredentials: s.deltaCredentials(creds, op)}, nil
+	return &credentialsResponse{StorageCredentials: s.deltaCredentials(creds, op)}, nil
 }
 
 // iceberg → Delta credential config keys; others pass through unchanged.
@@ -101,8 +101,8 @@ var credentialKeys = map[string]string{
 // expiryKeys are where Iceberg catalogs state a credential's expiry (ms).
 var expiryKeys = []string{"s3.session-token-expires-at-ms", "gcs.oauth2.token-expires-at", "adls.sas-token-expires-at-ms"}
 
-func (s *Service) deltaCredentials(creds []translate.StorageCredential, op string) []StorageCredentialOut {
-	out := []StorageCredentialOut{}
+func (s *Service) deltaCredentials(creds []translate.StorageCredential, op string) []storageCredentialOut {
+	out := []storageCredentialOut{}
 	for _, c := range creds {
 		cfg := map[string]string{}
 		exp := s.now().Add(s.CredentialTTL).UnixMilli()
@@ -120,7 +120,7 @@ func (s *Service) deltaCredentials(creds []translate.StorageCredential, op strin
 			}
 			cfg[k] = v
 		}
-		out = append(out, StorageCredentialOut{Prefix: credentialPrefix(c.Prefix), Operation: op, Config: cfg, ExpirationTimeMs: exp})
+		out = append(out, storageCredentialOut{Prefix: credentialPrefix(c.Prefix), Operation: op, Config: cfg, ExpirationTimeMs: exp})
 	}
 	return out
 }
@@ -151,10 +151,10 @@ func expiry(k, v string) (int64, bool) {
 	return 0, false
 }
 
-// Metrics answers reportMetrics as an Iceberg commit-report for the
+// metrics answers reportMetrics as an Iceberg commit-report for the
 // table's current snapshot; the table must be a Delta table (as load
 // decides) and the body's table-id must be the table's.
-func (s *Service) Metrics(ctx context.Context, ref Ref, req *MetricsRequest) error {
+func (s *Service) metrics(ctx context.Context, ref Ref, req *MetricsRequest) error {
 	c, err := s.client(ctx, ref.Catalog)
 	if err != nil {
 		return err
@@ -205,10 +205,10 @@ func commitReport(ref Ref, m table.Metadata, req *MetricsRequest) map[string]any
 	}
 }
 
-// Stage answers createStagingTable: an Iceberg stage-create allocates the
+// stage answers createStagingTable: an Iceberg stage-create allocates the
 // uuid and location (nothing is created), and the staging table is kept
 // in the store by table-id until a create at its location commits it.
-func (s *Service) Stage(ctx context.Context, ref Ref, req *StagingTableRequest) (*StagingTableResponse, error) {
+func (s *Service) stage(ctx context.Context, ref Ref, req *StagingTableRequest) (*stagingTableResponse, error) {
 	c, err := s.client(ctx, ref.Catalog)
 	if err != nil {
 		return nil, err
@@ -232,16 +232,16 @@ func (s *Service) Stage(ctx context.Context, ref Ref, req *StagingTableRequest) 
 	if err := s.store.PutStaged(ctx, st, s.StagedTTL); err != nil {
 		return nil, Errorf(http.StatusServiceUnavailable, InternalServerError, "staging table store: %v", err)
 	}
-	return &StagingTableResponse{
+	return &stagingTableResponse{
 		TableID: st.TableID, TableType: Managed, Location: st.Location,
 		StorageCredentials: s.deltaCredentials(l.Credentials, ReadWrite),
 		RequiredProtocol:   defaultProtocol, RequiredProperties: stagingProperties(),
 	}, nil
 }
 
-// StagedTable looks a staging table up by id (404 when unknown or expired;
+// stagedTable looks a staging table up by id (404 when unknown or expired;
 // an id that is no UUID names no staging table either).
-func (s *Service) StagedTable(ctx context.Context, id string) (*Staged, error) {
+func (s *Service) stagedTable(ctx context.Context, id string) (*Staged, error) {
 	if _, err := uuid.Parse(id); err != nil {
 		return nil, Errorf(http.StatusNotFound, NoSuchTable, "no staging table %q: staging table ids are UUIDs", id)
 	}
@@ -255,10 +255,10 @@ func (s *Service) StagedTable(ctx context.Context, id string) (*Staged, error) {
 	return st, nil
 }
 
-// StagingCredentials answers getStagingTableCredentials: READ_WRITE
+// stagingCredentials answers getStagingTableCredentials: READ_WRITE
 // credentials for the staged location, vended anew by repeating the
 // stage-create (which creates nothing).
-func (s *Service) StagingCredentials(ctx context.Context, st *Staged) (*CredentialsResponse, error) {
+func (s *Service) stagingCredentials(ctx context.Context, st *Staged) (*credentialsResponse, error) {
 	c, err := s.client(ctx, st.Catalog)
 	if err != nil {
 		return nil, err
@@ -268,16 +268,16 @@ func (s *Service) StagingCredentials(ctx context.Context, st *Staged) (*Credenti
 	if err != nil {
 		return nil, err
 	}
-	return &CredentialsResponse{StorageCredentials: s.deltaCredentials(l.Credentials, ReadWrite)}, nil
+	return &credentialsResponse{StorageCredentials: s.deltaCredentials(l.Credentials, ReadWrite)}, nil
 }
 
-// PathCredentials answers getTemporaryPathCredentials: credentials for a
+// pathCredentials answers getTemporaryPathCredentials: credentials for a
 // storage path where a new external table will be created. Iceberg REST
 // vends credentials only for tables, so they are vended the way the
 // catalog vends a new table's: a stage-create at that location (which
 // creates nothing) in namespace ns of the catalog, under a name derived
 // from the path. A catalog that vends nothing there answers 501.
-func (s *Service) PathCredentials(ctx context.Context, catalog string, ns []string, loc, op string) (*CredentialsResponse, error) {
+func (s *Service) pathCredentials(ctx context.Context, catalog string, ns []string, loc, op string) (*credentialsResponse, error) {
 	if op != Read && op != ReadWrite {
 		return nil, invalidParam("operation must be READ or READ_WRITE, got %q", op)
 	}
@@ -303,7 +303,7 @@ func (s *Service) PathCredentials(ctx context.Context, catalog string, ns []stri
 	if len(l.Credentials) == 0 {
 		return nil, notImplemented("temporary path credentials: catalog %q vends no storage credentials for %s", catalog, loc)
 	}
-	return &CredentialsResponse{StorageCredentials: s.deltaCredentials(l.Credentials, op)}, nil
+	return &credentialsResponse{StorageCredentials: s.deltaCredentials(l.Credentials, op)}, nil
 }
 
 // stagingProperties are what lakegate requires of a managed table's
