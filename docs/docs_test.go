@@ -70,27 +70,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	// The modules of the lakegate binary: caddy/main.go's import list, so
-	// a snippet that uses a module the build leaves out fails here.
-	_ "github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
-	_ "github.com/caddyserver/caddy/v2/modules/caddyhttp"
-	_ "github.com/caddyserver/caddy/v2/modules/caddyhttp/encode"
-	_ "github.com/caddyserver/caddy/v2/modules/caddyhttp/encode/gzip"
-	_ "github.com/caddyserver/caddy/v2/modules/caddyhttp/encode/zstd"
-	_ "github.com/caddyserver/caddy/v2/modules/caddyhttp/headers"
-	_ "github.com/caddyserver/caddy/v2/modules/caddyhttp/logging"
-	_ "github.com/caddyserver/caddy/v2/modules/caddyhttp/proxyprotocol"
-	_ "github.com/caddyserver/caddy/v2/modules/caddyhttp/requestbody"
-	_ "github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy"
-	_ "github.com/caddyserver/caddy/v2/modules/caddyhttp/rewrite"
-	_ "github.com/caddyserver/caddy/v2/modules/caddyhttp/tracing"
-	_ "github.com/caddyserver/caddy/v2/modules/caddytls"
-	_ "github.com/caddyserver/caddy/v2/modules/caddytls/standardstek"
-	_ "github.com/caddyserver/caddy/v2/modules/filestorage"
-	_ "github.com/caddyserver/caddy/v2/modules/logging"
-	_ "github.com/caddyserver/caddy/v2/modules/metrics"
-
-	_ "github.com/lakegate/lakegate/modules/gateway"
+	// The modules of the lakegate binary, so a snippet that uses a module
+	// the build leaves out fails here.
+	_ "github.com/lakegate/lakegate/caddy/modules"
 )
 
 // refused are Caddy's commands the lakegate binary refuses (caddy/main.go,
