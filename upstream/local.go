@@ -44,7 +44,7 @@ func (l *Local) Config(ctx context.Context) (*CatalogConfig, error) {
 			return
 		}
 		var cc CatalogConfig
-		if l.err = json.Unmarshal(rec.Body.Bytes(), &cc); l.err == nil {
+		if l.err = json.Unmarshal(rec.Bytes(), &cc); l.err == nil {
 			l.cc = &cc
 		}
 	})

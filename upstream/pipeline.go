@@ -154,7 +154,7 @@ func (p *Pipeline) serveRefreshed(w http.ResponseWriter, r *http.Request, rt ice
 			rec.WriteTo(w)
 			return
 		}
-		changed, err := p.Refresher.Refresh(ctx, p.Catalog, rt, rec.Body.Bytes())
+		changed, err := p.Refresher.Refresh(ctx, p.Catalog, rt, rec.Bytes())
 		switch {
 		case err != nil:
 			icerest.WriteError(w, r, err)

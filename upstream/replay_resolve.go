@@ -352,7 +352,7 @@ func (g *Replayer) lookUp(r *http.Request, load icerest.Route, p commitPlan) (la
 			ID int64 `json:"snapshot-id"`
 		} `json:"snapshots"`
 	}
-	if json.Unmarshal(held.Body.Bytes(), &top) != nil || json.Unmarshal(top.Metadata, &m) != nil {
+	if json.Unmarshal(held.Bytes(), &top) != nil || json.Unmarshal(top.Metadata, &m) != nil {
 		return nil, false
 	}
 	if p.uuid != "" && m.UUID != p.uuid {

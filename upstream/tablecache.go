@@ -200,7 +200,7 @@ func (tc *TableCache) answer(w http.ResponseWriter, r *http.Request, e *cache.En
 	h.Set("Content-Type", e.ContentType)
 	h.Set("Content-Length", strconv.Itoa(len(e.Body))) // one write, not chunks
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(e.Body)
+	writeBody(w, e.Body)
 }
 
 // gatewayETag is lakegate's own weak ETag for one representation of one
@@ -217,7 +217,7 @@ func newEntry(rec *Captured) *cache.Entry {
 		Config             map[string]string `json:"config"`
 		StorageCredentials []json.RawMessage `json:"storage-credentials"`
 	}
-	_ = json.Unmarshal(rec.Body.Bytes(), &doc)
+	_ = json.Unmarshal(rec.Bytes(), &doc)
 	creds := len(doc.StorageCredentials) > 0
 	for k := range doc.Config {
 		creds = creds || icerest.IsSecretConfigKey(k)
@@ -227,7 +227,7 @@ func newEntry(rec *Captured) *cache.Entry {
 		// buffer's array has up to twice the body's length in spare
 		// capacity, which the cache would keep alive while counting only
 		// len(Body) against max_bytes.
-		Body: bytes.Clone(rec.Body.Bytes()), ContentType: rec.Header.Get("Content-Type"),
+		Body: bytes.Clone(rec.Bytes()), ContentType: rec.Header.Get("Content-Type"),
 		MetadataLocation: doc.MetadataLocation, BackendETag: rec.Header.Get("ETag"),
 		Credentials: creds, Stored: time.Now(),
 	}
@@ -277,7 +277,7 @@ func (tc *TableCache) tagTable(rec *Captured, r *http.Request, principal string)
 	var doc struct {
 		MetadataLocation string `json:"metadata-location"`
 	}
-	_ = json.Unmarshal(rec.Body.Bytes(), &doc)
+	_ = json.Unmarshal(rec.Bytes(), &doc)
 	if doc.MetadataLocation == "" {
 		rec.Header.Del("ETag")
 		return
@@ -319,7 +319,26 @@ func (tc *TableCache) affected(rt icerest.Route, body []byte) []string {
 type Captured struct {
 	Status int
 	Header http.Header
-	Body   bytes.Buffer
+	body   bytes.Buffer
+	// shared is a body the handler handed over whole and unchanging (a
+	// cache entry's, see writeBody), held instead of copied into body.
+	shared []byte
+}
+
+// Bytes is the held body. The caller must not change it: it may be a
+// cache entry's own.
+func (c *Captured) Bytes() []byte {
+	if c.shared != nil {
+		return c.shared
+	}
+	return c.body.Bytes()
+}
+
+// SetBytes replaces the held body.
+func (c *Captured) SetBytes(b []byte) {
+	c.shared = nil
+	c.body.Reset()
+	c.body.Write(b)
 }
 
 // Capture runs next and holds its response.
@@ -332,18 +351,52 @@ func Capture(next Handler, r *http.Request, rt icerest.Route) *Captured {
 // WriteTo sends the held response. A length the handler declared is
 // made the held body's: a stage may have rewritten the body since.
 func (c *Captured) WriteTo(w http.ResponseWriter) {
+	body := c.Bytes()
 	if _, ok := c.Header["Content-Length"]; ok {
-		c.Header.Set("Content-Length", strconv.Itoa(c.Body.Len()))
+		c.Header.Set("Content-Length", strconv.Itoa(len(body)))
 	}
 	for k, v := range c.Header {
 		w.Header()[k] = v
 	}
 	w.WriteHeader(c.Status)
-	_, _ = w.Write(c.Body.Bytes())
+	writeBody(w, body)
+}
+
+// sharedWriter is a ResponseWriter that can hold a body it is handed
+// instead of copying it: an in-process capture. Only bodies nobody
+// changes afterwards are handed over this way (cache entries are never
+// changed once stored), so a LoadTable answered from the cache reaches a
+// translator, or passes a stage that looks at it, without a copy.
+type sharedWriter interface{ WriteShared(b []byte) }
+
+// writeBody writes an unchanging body to w, handing it over when w can
+// hold it.
+func writeBody(w http.ResponseWriter, b []byte) {
+	if sw, ok := w.(sharedWriter); ok {
+		sw.WriteShared(b)
+		return
+	}
+	_, _ = w.Write(b)
 }
 
 type captureWriter struct{ c *Captured }
 
-func (w captureWriter) Header() http.Header         { return w.c.Header }
-func (w captureWriter) Write(b []byte) (int, error) { return w.c.Body.Write(b) }
-func (w captureWriter) WriteHeader(code int)        { w.c.Status = code }
+func (w captureWriter) Header() http.Header  { return w.c.Header }
+func (w captureWriter) WriteHeader(code int) { w.c.Status = code }
+
+func (w captureWriter) Write(b []byte) (int, error) {
+	if w.c.shared != nil { // more after a handed-over body: hold a copy of both
+		w.c.body.Write(w.c.shared)
+		w.c.shared = nil
+	}
+	return w.c.body.Write(b)
+}
+
+// WriteShared holds b itself when it is the whole body so far.
+func (w captureWriter) WriteShared(b []byte) {
+	if w.c.shared == nil && w.c.body.Len() == 0 {
+		w.c.shared = b
+		return
+	}
+	_, _ = w.Write(b)
+}

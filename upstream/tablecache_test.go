@@ -55,8 +55,7 @@ func TestCapturedWriteToKeepsLengthTrue(t *testing.T) {
 		w.Header().Set("Content-Length", "12")
 		_, _ = w.Write([]byte(`{"a":"long"}`))
 	}, httptest.NewRequest(http.MethodGet, "/", nil), icerest.Route{})
-	rec.Body.Reset()
-	rec.Body.WriteString(`{}`)
+	rec.SetBytes([]byte(`{}`))
 	out := httptest.NewRecorder()
 	rec.WriteTo(out)
 	assert.Equal(t, "2", out.Header().Get("Content-Length"))
@@ -69,4 +68,28 @@ func TestCapturedWriteToKeepsLengthTrue(t *testing.T) {
 	out = httptest.NewRecorder()
 	bare.WriteTo(out)
 	assert.Empty(t, out.Header().Values("Content-Length"))
+}
+
+// A body handed over whole (a cache entry's) is held, not copied, through
+// captures one inside another, and a write after it still keeps both.
+func TestCapturedHoldsASharedBody(t *testing.T) {
+	entry := []byte(`{"metadata-location":"m"}`)
+	hand := func(w http.ResponseWriter, _ *http.Request, _ icerest.Route) { writeBody(w, entry) }
+	req := httptest.NewRequest(http.MethodGet, "/", nil)
+	outer := Capture(func(w http.ResponseWriter, r *http.Request, rt icerest.Route) {
+		Capture(hand, r, rt).WriteTo(w)
+	}, req, icerest.Route{})
+	assert.Equal(t, entry, outer.Bytes())
+	assert.Same(t, &entry[0], &outer.Bytes()[0], "the entry itself, no copy")
+
+	more := Capture(func(w http.ResponseWriter, _ *http.Request, _ icerest.Route) {
+		writeBody(w, entry)
+		_, _ = w.Write([]byte("\n"))
+	}, req, icerest.Route{})
+	assert.Equal(t, string(entry)+"\n", string(more.Bytes()))
+	assert.Equal(t, `{"metadata-location":"m"}`, string(entry), "the entry is unchanged")
+
+	out := httptest.NewRecorder()
+	outer.WriteTo(out)
+	assert.Equal(t, string(entry), out.Body.String(), "a real client gets the bytes written")
 }

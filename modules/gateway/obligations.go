@@ -75,9 +75,7 @@ func serveStripped(w http.ResponseWriter, r *http.Request, rt icerest.Route, nex
 	}
 	rec := upstream.Capture(next, r, rt)
 	if rec.Status == http.StatusOK {
-		b := stripCredentials(rec.Body.Bytes())
-		rec.Body.Reset()
-		rec.Body.Write(b)
+		rec.SetBytes(stripCredentials(rec.Bytes()))
 	}
 	rec.WriteTo(w)
 }
@@ -95,7 +93,7 @@ func filterPage(ctx context.Context, eng *policies.Engine, in policies.Input, re
 		return
 	}
 	var page map[string]json.RawMessage
-	if json.Unmarshal(rec.Body.Bytes(), &page) != nil {
+	if json.Unmarshal(rec.Bytes(), &page) != nil {
 		return
 	}
 	field := "identifiers"
@@ -130,8 +128,7 @@ func filterPage(ctx context.Context, eng *policies.Engine, in policies.Input, re
 		page[k] = keepEntries(aligned, keep)
 	}
 	out, _ := json.Marshal(page)
-	rec.Body.Reset()
-	rec.Body.Write(out)
+	rec.SetBytes(out)
 }
 
 // alignedFields are listing fields whose i-th entry describes the page's

@@ -63,7 +63,7 @@ func (a *App) Serve(ctx context.Context, name string, call translate.Call) (*tra
 		}
 	}
 	rec := upstream.Capture(h, req, rt)
-	return &translate.Response{Status: rec.Status, Header: rec.Header, Body: rec.Body.Bytes()}, nil
+	return &translate.Response{Status: rec.Status, Header: rec.Header, Body: rec.Bytes()}, nil
 }
 
 // syncDeltaLogs has every catalog's pipeline keep EXTERNAL Delta tables
@@ -132,7 +132,7 @@ func (t pipelineTransport) config(req *http.Request) (*http.Response, error) {
 
 func (t pipelineTransport) respond(req *http.Request, h upstream.Handler, rt icerest.Route) *http.Response {
 	rec := upstream.Capture(h, req, rt)
-	return response(req, rec.Status, rec.Header, rec.Body.Bytes())
+	return response(req, rec.Status, rec.Header, rec.Bytes())
 }
 
 func response(req *http.Request, status int, h http.Header, body []byte) *http.Response {
