@@ -98,18 +98,37 @@ func Call(ctx context.Context, c *translate.Client, rt icerest.Route, query url.
 	return (&icebergClient{c}).do(ctx, rt, body, out, &request{query: query})
 }
 
-// loaded is a LoadTableResult with its metadata parsed.
+// loaded is a LoadTableResult with its metadata parsed in the same
+// decode: iceberg-go reads the metadata from the slice of the answer
+// encoding/json hands it, so it is neither copied as raw JSON nor held.
 type loaded struct {
-	translate.LoadResult
-	Metadata table.Metadata `json:"-"`
+	MetadataLocation string                        `json:"metadata-location"`
+	Parsed           parsedMetadata                `json:"metadata"`
+	Config           map[string]string             `json:"config"`
+	Credentials      []translate.StorageCredential `json:"storage-credentials"`
+	Metadata         table.Metadata                `json:"-"`
+}
+
+// parsedMetadata is the answer's metadata as iceberg-go parses it; a
+// failure is kept for parse to report in the Delta model.
+type parsedMetadata struct {
+	m   table.Metadata
+	err error
+}
+
+func (p *parsedMetadata) UnmarshalJSON(b []byte) error {
+	p.m, p.err = table.ParseMetadataBytes(b)
+	return nil
 }
 
 func (l *loaded) parse(catalog string) error {
-	m, err := table.ParseMetadataBytes(l.LoadResult.Metadata)
-	if err != nil {
-		return Errorf(http.StatusBadGateway, InternalServerError, "catalog %q: malformed table metadata: %v", catalog, err)
+	switch {
+	case l.Parsed.err != nil:
+		return Errorf(http.StatusBadGateway, InternalServerError, "catalog %q: malformed table metadata: %v", catalog, l.Parsed.err)
+	case l.Parsed.m == nil:
+		return Errorf(http.StatusBadGateway, InternalServerError, "catalog %q: the answer has no table metadata", catalog)
 	}
-	l.Metadata = m
+	l.Metadata = l.Parsed.m
 	return nil
 }
 
