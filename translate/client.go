@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/apache/iceberg-go/table"
+
 	"github.com/lakegate/lakegate/upstream/icerest"
 )
 
@@ -50,6 +52,30 @@ type LoadResult struct {
 	Metadata         json.RawMessage     `json:"metadata"`
 	Config           map[string]string   `json:"config"`
 	Credentials      []StorageCredential `json:"storage-credentials"`
+}
+
+// LoadedTable is the spec's LoadTableResult with its metadata parsed in
+// the same decode.
+type LoadedTable struct {
+	MetadataLocation string              `json:"metadata-location"`
+	Metadata         ParsedMetadata      `json:"metadata"`
+	Config           map[string]string   `json:"config"`
+	Credentials      []StorageCredential `json:"storage-credentials"`
+}
+
+// ParsedMetadata is a LoadTableResult's metadata as iceberg-go parses it
+// from the slice of the answer encoding/json hands it: neither copied as
+// raw JSON nor held. Err keeps a failure for the caller to report in its
+// API's error model; Metadata is nil then, or when the answer had none.
+type ParsedMetadata struct {
+	Metadata table.Metadata
+	Err      error
+}
+
+// UnmarshalJSON parses the metadata; it never fails the whole decode.
+func (p *ParsedMetadata) UnmarshalJSON(b []byte) error {
+	p.Metadata, p.Err = table.ParseMetadataBytes(b)
+	return nil
 }
 
 // Do runs call through the catalog's pipeline.

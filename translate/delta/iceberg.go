@@ -99,36 +99,23 @@ func Call(ctx context.Context, c *translate.Client, rt icerest.Route, query url.
 }
 
 // loaded is a LoadTableResult with its metadata parsed in the same
-// decode: iceberg-go reads the metadata from the slice of the answer
-// encoding/json hands it, so it is neither copied as raw JSON nor held.
+// decode (translate.ParsedMetadata).
 type loaded struct {
 	MetadataLocation string                        `json:"metadata-location"`
-	Parsed           parsedMetadata                `json:"metadata"`
+	Parsed           translate.ParsedMetadata      `json:"metadata"`
 	Config           map[string]string             `json:"config"`
 	Credentials      []translate.StorageCredential `json:"storage-credentials"`
 	Metadata         table.Metadata                `json:"-"`
 }
 
-// parsedMetadata is the answer's metadata as iceberg-go parses it; a
-// failure is kept for parse to report in the Delta model.
-type parsedMetadata struct {
-	m   table.Metadata
-	err error
-}
-
-func (p *parsedMetadata) UnmarshalJSON(b []byte) error {
-	p.m, p.err = table.ParseMetadataBytes(b)
-	return nil
-}
-
 func (l *loaded) parse(catalog string) error {
 	switch {
-	case l.Parsed.err != nil:
-		return Errorf(http.StatusBadGateway, InternalServerError, "catalog %q: malformed table metadata: %v", catalog, l.Parsed.err)
-	case l.Parsed.m == nil:
+	case l.Parsed.Err != nil:
+		return Errorf(http.StatusBadGateway, InternalServerError, "catalog %q: malformed table metadata: %v", catalog, l.Parsed.Err)
+	case l.Parsed.Metadata == nil:
 		return Errorf(http.StatusBadGateway, InternalServerError, "catalog %q: the answer has no table metadata", catalog)
 	}
-	l.Metadata = l.Parsed.m
+	l.Metadata = l.Parsed.Metadata
 	return nil
 }
 

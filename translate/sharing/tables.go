@@ -100,9 +100,9 @@ func (s *Server) load(ctx context.Context, t Target) (*loaded, error) {
 	if rerr != nil {
 		return nil, rerr
 	}
-	meta, err := table.ParseMetadataBytes(res.Metadata)
-	if err != nil {
-		return nil, Errorf(http.StatusBadGateway, CodeInternal, "the catalog returned unreadable table metadata: %v", err)
+	meta := res.Metadata.Metadata
+	if meta == nil {
+		return nil, Errorf(http.StatusBadGateway, CodeInternal, "the catalog returned unreadable table metadata: %v", res.Metadata.Err)
 	}
 	props := iceberg.Properties{}
 	for k, v := range s.S3 {
@@ -136,7 +136,7 @@ func (s *Server) load(ctx context.Context, t Target) (*loaded, error) {
 
 var vendedCredentials = http.Header{"X-Iceberg-Access-Delegation": {"vended-credentials"}}
 
-func (s *Server) loadRaw(ctx context.Context, t Target) (*translate.LoadResult, error) {
+func (s *Server) loadRaw(ctx context.Context, t Target) (*translate.LoadedTable, error) {
 	cl, err := s.Catalogs.Client(t.Catalog)
 	if err != nil {
 		return nil, backendError(err)
@@ -151,7 +151,7 @@ func (s *Server) loadRaw(ctx context.Context, t Target) (*translate.LoadResult, 
 	if resp.Status != http.StatusOK {
 		return nil, loadStatusError(resp.Status, resp.Body, t)
 	}
-	var res translate.LoadResult
+	var res translate.LoadedTable
 	if err := json.Unmarshal(resp.Body, &res); err != nil {
 		return nil, Errorf(http.StatusBadGateway, CodeInternal, "the catalog returned an unreadable LoadTable answer: %v", err)
 	}
