@@ -7,8 +7,10 @@
 package apierror
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 )
 
 // Error is an API error.
@@ -36,4 +38,13 @@ func As(err error, fallback func(error) *Error) *Error {
 		return e
 	}
 	return fallback(err)
+}
+
+// WriteJSON writes v as a JSON answer with status: the one JSON writer of
+// the Iceberg, UC Delta and UC APIs, and of the admin endpoints (which add
+// their own headers first).
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
 }

@@ -1,11 +1,11 @@
 package identity
 
 import (
-	"encoding/json"
 	"mime"
 	"net/http"
 	"net/url"
 
+	"github.com/lakegate/lakegate/apierror"
 	"github.com/lakegate/lakegate/telemetry"
 )
 
@@ -157,9 +157,7 @@ func writeOAuthError(w http.ResponseWriter, e *oauthError) {
 // by a proxy (RFC 6749 §5.1).
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "no-store")
 	h.Set("Pragma", "no-cache")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
+	apierror.WriteJSON(w, status, v)
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"html/template"
 	"net/http"
@@ -18,6 +17,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lakegate/lakegate/apierror"
 	"github.com/lakegate/lakegate/cache"
 	"github.com/lakegate/lakegate/internal/redisurl"
 	"github.com/lakegate/lakegate/policies"
@@ -68,10 +68,9 @@ func onlyGet(r *http.Request) error {
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) error {
-	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	return json.NewEncoder(w).Encode(v)
+	apierror.WriteJSON(w, status, v)
+	return nil
 }
 
 // handleLive answers while the process serves, lakegate configured or not:

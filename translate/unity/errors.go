@@ -1,12 +1,12 @@
 package unity
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 
+	"github.com/lakegate/lakegate/apierror"
 	"github.com/lakegate/lakegate/translate/delta"
 )
 
@@ -119,8 +119,4 @@ func WriteError(w http.ResponseWriter, err error) {
 }
 
 // WriteJSON writes v as a JSON answer with status.
-func WriteJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}
+func WriteJSON(w http.ResponseWriter, status int, v any) { apierror.WriteJSON(w, status, v) }

@@ -69,8 +69,4 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 // WriteJSON writes v as a JSON response with the given status.
-func WriteJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}
+func WriteJSON(w http.ResponseWriter, status int, v any) { apierror.WriteJSON(w, status, v) }
