@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -30,10 +31,12 @@ func TestLegacyClientSecretsWarn(t *testing.T) {
 		"bcrypt only": {[]identity.Client{{ID: "new", SecretBcrypt: bc}}, nil},
 	} {
 		t.Run(name, func(t *testing.T) {
-			core, logs := observer.New(zap.WarnLevel)
-			g, err := newGuard(context.Background(), &IdentityConfig{Issuer: &identity.IssuerConfig{Clients: tc.clients}}, nil, zap.New(core))
+			core, all := observer.New(zap.WarnLevel)
+			g, err := newGuard(context.Background(), &IdentityConfig{Issuer: &identity.IssuerConfig{Clients: tc.clients,
+				SigningSecret: "0123456789abcdef0123456789abcdef"}}, nil, zap.New(core))
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = g.close() })
+			logs := all.FilterMessageSnippet("secret_sha256")
 			if tc.warned == nil {
 				assert.Zero(t, logs.Len())
 				return
@@ -45,5 +48,28 @@ func TestLegacyClientSecretsWarn(t *testing.T) {
 			assert.Equal(t, tc.warned, e.ContextMap()["clients"])
 			assert.NotContains(t, e.Message, legacy)
 		})
+	}
+}
+
+// An issuer without a shared signing secret is warned about at start:
+// its tokens die with the process and another replica refuses them.
+func TestIssuerWithoutSigningSecretWarns(t *testing.T) {
+	bc, err := identity.HashSecretBcrypt("a-client-secret")
+	require.NoError(t, err)
+	clients := []identity.Client{{ID: "spark", SecretBcrypt: bc}}
+	for secret, warned := range map[string]bool{"": true, "0123456789abcdef0123456789abcdef": false} {
+		core, logs := observer.New(zap.WarnLevel)
+		g, err := newGuard(context.Background(), &IdentityConfig{Issuer: &identity.IssuerConfig{Clients: clients, SigningSecret: secret}}, nil, zap.New(core))
+		require.NoError(t, err)
+		n := logs.FilterMessageSnippet("without signing_secret").Len()
+		if warned {
+			assert.Equal(t, 1, n, "no secret: one warning")
+		} else {
+			assert.Zero(t, n, "a shared secret: no warning")
+		}
+		if secret != "" {
+			assert.NotContains(t, fmt.Sprint(logs.All()), secret, "the secret is never logged")
+		}
+		_ = g.close()
 	}
 }
