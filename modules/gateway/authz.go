@@ -64,8 +64,8 @@ func newGuard(ctx context.Context, idc *IdentityConfig, pc *policies.Config, log
 					zap.Strings("clients", ids))
 			}
 			if idc.Issuer.SigningSecret == "" {
-				log.Warn("issuer without signing_secret: its tokens are signed with a key only this process holds "+
-					"(kept across reloads, lost at restart); another replica does not accept them. Give every "+
+				log.Warn("issuer without signing_secret: its tokens are signed with a key only this process holds " +
+					"(kept across reloads, lost at restart); another replica does not accept them. Give every " +
 					"replica behind one address the same signing_secret")
 			}
 			g.issuer = iss
