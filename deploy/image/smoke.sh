@@ -5,7 +5,8 @@
 # port; then unpacks the layer and runs the entrypoint from it as uid 65532
 # (setpriv; needs root) with LAKEGATE_DATA in a temporary directory, and
 # waits for /lakegate/health/ready on the admin port and GET /v1/config on
-# the gateway. The container's file system is not isolated: the binary runs
+# the gateway; with podman, loads it into a throwaway store and inspects it.
+# The container's file system is not isolated: the binary runs
 # on the host with the layer's paths rewritten to the unpacked tree.
 #
 # Usage: deploy/image/smoke.sh lakegate-image.tar
@@ -117,4 +118,20 @@ echo "  run: process uid 65532, catalog database created under LAKEGATE_DATA"
 kill "$pid"
 wait "$pid" 2>/dev/null || true
 pid=""
+
+# With podman installed: load the archive into a throwaway store and read
+# the config back as podman sees it. Running the container is not tried:
+# in the sandbox this was written in, crun cannot set RLIMIT_NOFILE.
+if command -v podman >/dev/null; then
+	p=(podman --root "$work/podman/root" --runroot "$work/podman/run" --storage-driver vfs)
+	name=$("${p[@]}" load -q -i "$image" | sed -n 's/^Loaded image: //p' | head -1)
+	[ -n "$name" ] || fail "podman load"
+	seen=$("${p[@]}" image inspect "$name" --format '{{.Config.User}} {{json .Config.Entrypoint}} {{json .Config.Volumes}}')
+	[ "$seen" = '65532:65532 ["/usr/local/bin/lakegate","run","--config","/etc/lakegate/Caddyfile"] {"/data":{}}' ] ||
+		fail "podman sees: $seen"
+	echo "  podman $("${p[@]}" version --format '{{.Client.Version}}'): load ok, $name: user, entrypoint and volume as built (not run)"
+	"${p[@]}" rmi -a -f >/dev/null 2>&1 || true
+else
+	echo "  podman: not installed, load not checked"
+fi
 echo "image smoke: ok"
