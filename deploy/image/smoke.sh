@@ -86,7 +86,7 @@ env+=("LAKEGATE_DATA=$data" "XDG_DATA_HOME=$data" "XDG_CONFIG_HOME=$data"
 mapfile -t entry < <(jq -r '.config.Entrypoint[]' "$cfg")
 entry[0]=$root${entry[0]}
 for i in "${!entry[@]}"; do
-	[ "${entry[$i]}" = /etc/lakegate/Caddyfile ] && entry[$i]=$root/etc/lakegate/Caddyfile
+	[ "${entry[$i]}" = /etc/lakegate/Caddyfile ] && entry[i]=$root/etc/lakegate/Caddyfile
 done
 (cd "$data" && exec env -i "${env[@]}" setpriv --reuid 65532 --regid 65532 --clear-groups \
 	"${entry[@]}") >"$work/log" 2>&1 &
