@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# deploy/compose/check.sh: checks deploy/compose offline, without a
+# container runtime (docs/deploy.md, "Compose"): compose.yaml is loaded
+# with compose-go against the Compose schema (deploy/compose/validate),
+# and the compose Caddyfile is adapted and validated by the lakegate
+# binary. With COMPOSE_CHECK_POSTGRES (a PostgreSQL URL whose database may
+# hold a catalog named `lake`) and redis-server installed, the stack is
+# also run: the binary with the compose Caddyfile, that PostgreSQL and a
+# private redis-server, as the compose file wires them; it must get ready
+# and create, list and drop a namespace.
+#
+# Usage: deploy/compose/check.sh LAKEGATE_BINARY
+# Ports: COMPOSE_CHECK_PORT (default 18341, and the next two for the admin
+# endpoint and Redis).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+bin=$(realpath "${1:?usage: check.sh LAKEGATE_BINARY}")
+port=${COMPOSE_CHECK_PORT:-18341}
+admin_port=$((port + 1))
+redis_port=$((port + 2))
+
+fail() {
+	echo "compose check: $*" >&2
+	exit 1
+}
+
+work=$(mktemp -d)
+pids=()
+drop="" # a namespace to drop from the shared database on the way out
+cleanup() {
+	if [ -n "$drop" ]; then
+		curl -s -o /dev/null -X DELETE "$drop" || true
+	fi
+	for p in "${pids[@]}"; do
+		kill "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+(cd "$here/validate" && go build -o "$work/validate" .)
+echo "  $("$work/validate" "$here/compose.yaml")"
+
+# The environment compose.yaml gives the gateway, plus the image's.
+env_compose=(LAKEGATE_CATALOG_DSN='postgres://lakegate:lakegate@postgres:5432/lakegate?sslmode=disable'
+	LAKEGATE_REDIS=redis://redis:6379/0 LAKEGATE_DATA=/data
+	LAKEGATE_POLICIES="$here/../../policies")
+env "${env_compose[@]}" "$bin" adapt --config "$here/Caddyfile" >"$work/adapted.json" 2>"$work/log" ||
+	{ cat "$work/log" >&2; fail "lakegate adapt"; }
+jq -e '.apps.lakegate.catalogs[0].embedded.database == "postgres"' "$work/adapted.json" >/dev/null ||
+	fail "the adapted config's catalog is not on postgres"
+env "${env_compose[@]}" "$bin" validate --config "$here/Caddyfile" >"$work/log" 2>&1 ||
+	{ tail -5 "$work/log" >&2; fail "lakegate validate"; }
+echo "  Caddyfile: lakegate adapt and validate ok (catalog lake on postgres, redis {env.LAKEGATE_REDIS})"
+
+if [ -z "${COMPOSE_CHECK_POSTGRES:-}" ] || ! command -v redis-server >/dev/null; then
+	echo "  run: skipped (needs COMPOSE_CHECK_POSTGRES and redis-server)"
+	echo "compose check: ok"
+	exit 0
+fi
+redis-server --bind 127.0.0.1 --port "$redis_port" --save "" --appendonly no \
+	--maxmemory-policy noeviction >"$work/redis.log" 2>&1 &
+pids+=($!)
+mkdir "$work/data"
+(cd "$work" && exec env LAKEGATE_CATALOG_DSN="$COMPOSE_CHECK_POSTGRES" \
+	LAKEGATE_REDIS="redis://127.0.0.1:$redis_port/0" LAKEGATE_DATA="$work/data" \
+	LAKEGATE_POLICIES="$here/../../policies" LAKEGATE_ADDR="127.0.0.1:$port" LAKEGATE_BIND=127.0.0.1 \
+	LAKEGATE_ADMIN_PORT="$admin_port" XDG_DATA_HOME="$work/data" XDG_CONFIG_HOME="$work/data" \
+	"$bin" run --config "$here/Caddyfile") >"$work/log" 2>&1 &
+pids+=($!)
+ok=""
+for _ in $(seq 1 150); do
+	kill -0 "${pids[1]}" 2>/dev/null || { tail -20 "$work/log" >&2; fail "lakegate exited"; }
+	if curl -fsS "http://127.0.0.1:$admin_port/lakegate/health/ready" >/dev/null 2>&1; then
+		ok=1
+		break
+	fi
+	sleep 0.2
+done
+[ -n "$ok" ] || { tail -20 "$work/log" >&2; fail "not ready"; }
+base=http://127.0.0.1:$port/v1/lake
+ns=compose_check_$$_$(date +%s)
+curl -fsS -X POST -H 'Content-Type: application/json' -d "{\"namespace\":[\"$ns\"]}" "$base/namespaces" >/dev/null ||
+	{ tail -20 "$work/log" >&2; fail "create namespace"; }
+drop=$base/namespaces/$ns
+curl -fsS "$base/namespaces" | tee "$work/list" | jq -e --arg ns "$ns" 'any(.namespaces[]; . == [$ns])' >/dev/null ||
+	fail "the namespace is not listed: $(head -c 300 "$work/list")"
+curl -fsS -X DELETE "$base/namespaces/$ns" >/dev/null || fail "drop namespace"
+drop=""
+redis=$(curl -fsS "http://127.0.0.1:$admin_port/lakegate/status" | jq -c '.redis // empty')
+echo "  run: ready; namespace created, listed, dropped in PostgreSQL; redis $redis"
+echo "compose check: ok"
