@@ -120,12 +120,18 @@ func (s *Service) CheckWrite(ctx context.Context, catalog string, rt icerest.Rou
 	return nil
 }
 
-// syncExternal commits the log's news to the Iceberg table under the
-// table's lock (the one Delta updates take, shared across replicas with a
-// Redis store), and reports whether it committed.
+// syncExternal commits the log's news to the Iceberg table, and reports
+// whether it committed. Whether the log moved is asked first without the
+// lock (a load, usually from the cache, and one listing), so the loads of
+// a table whose log stands still never take the table's lock (a Redis
+// round trip with a Redis store); only then, under the lock the Delta
+// updates take (shared across replicas), is it asked again and synced.
 func (s *Service) syncExternal(ctx context.Context, ref Ref) (bool, error) {
 	c, err := s.client(ctx, ref.Catalog)
 	if err != nil {
+		return false, err
+	}
+	if st, err := s.pending(ctx, c, ref); st == nil || err != nil {
 		return false, err
 	}
 	unlock, err := s.store.Lock(ctx, lockKey(ref))
@@ -133,41 +139,58 @@ func (s *Service) syncExternal(ctx context.Context, ref Ref) (bool, error) {
 		return false, Errorf(http.StatusServiceUnavailable, InternalServerError, "could not lock the table to sync it: %v", err)
 	}
 	defer unlock()
-	l, err := c.load(ctx, ref.Namespace, ref.Name, true)
-	if err != nil {
+	st, err := s.pending(ctx, c, ref) // another replica may have synced meanwhile
+	if st == nil || err != nil {
 		return false, err
 	}
-	if !logSynced(l.Metadata.Properties()) {
-		return false, nil
-	}
-	fsF, err := s.tableIO(ref, l)
-	if err != nil {
-		return false, err
-	}
-	fsys, err := fsF(ctx)
-	if err != nil {
-		return false, Errorf(http.StatusBadGateway, InternalServerError, "opening the table's storage: %v", err)
-	}
-	log := deltalog.New(strings.TrimSuffix(l.Metadata.Location(), "/"), fsys)
-	v, err := log.LatestVersion(ctx)
-	if errors.Is(err, deltalog.ErrNotFound) {
-		return false, nil // no commit yet: the table is what its create said
-	}
-	if err != nil {
-		return false, err
-	}
-	if done := int64Prop(l.Metadata.Properties(), PropSyncedVersion); done != nil && *done >= v {
-		return false, nil
-	}
-	snap, err := log.At(ctx, v)
+	snap, err := st.log.At(ctx, st.version)
 	if err != nil {
 		return false, err
 	}
 	sy := &logSync{c: c, ref: ref, snap: snap}
-	if l, err = sy.metadata(ctx, l); err != nil {
+	l, err := sy.metadata(ctx, st.table)
+	if err != nil {
 		return false, err
 	}
-	return true, sy.files(ctx, l, fsF)
+	return true, sy.files(ctx, l, st.fsF)
+}
+
+// logState is an EXTERNAL table whose log is ahead of its Iceberg side.
+type logState struct {
+	table   *loaded
+	fsF     fsFunc
+	log     *deltalog.Log
+	version int64 // the log's latest
+}
+
+// pending loads the table (with the credentials its storage needs) and
+// lists its log: nil when there is nothing to sync (not an EXTERNAL Delta
+// table any more, no log yet, or the log at the synced version).
+func (s *Service) pending(ctx context.Context, c *icebergClient, ref Ref) (*logState, error) {
+	l, err := c.load(ctx, ref.Namespace, ref.Name, true)
+	if err != nil || !logSynced(l.Metadata.Properties()) {
+		return nil, err
+	}
+	fsF, err := s.tableIO(ref, l)
+	if err != nil {
+		return nil, err
+	}
+	fsys, err := fsF(ctx)
+	if err != nil {
+		return nil, Errorf(http.StatusBadGateway, InternalServerError, "opening the table's storage: %v", err)
+	}
+	log := deltalog.New(strings.TrimSuffix(l.Metadata.Location(), "/"), fsys)
+	v, err := log.LatestVersion(ctx)
+	switch {
+	case errors.Is(err, deltalog.ErrNotFound):
+		return nil, nil // no commit yet: the table is what its create said
+	case err != nil:
+		return nil, err
+	}
+	if done := int64Prop(l.Metadata.Properties(), PropSyncedVersion); done != nil && *done >= v {
+		return nil, nil
+	}
+	return &logState{table: l, fsF: fsF, log: log, version: v}, nil
 }
 
 // lockKey is the store lock a table's Delta updates and syncs take.
