@@ -82,7 +82,7 @@ var curvePolicies = []curvePolicy{
 	},
 	{
 		// One rule per group, on a membership test and a namespace prefix
-		// (a grant on a subtree): conditions the rule index cannot use.
+		// (a grant on a subtree).
 		name: "group-rules", pkg: "lakegate.curve",
 		src: func(n int) string {
 			var s strings.Builder
@@ -95,6 +95,25 @@ var curvePolicies = []curvePolicy{
 		},
 		in: func(n int) Input {
 			return request("u", []string{"staff", fmt.Sprintf("team-%d", n/2)}, "loadTable", fmt.Sprintf("ns%d", n/2), "eu")
+		},
+	},
+	{
+		// One rule per service account pattern, by regular expression: a
+		// condition OPA's rule index cannot look into (it can equalities,
+		// `in`, startswith, endswith and glob.match), so the rules are
+		// tried in turn until one matches, half of them here.
+		name: "regex-rules", pkg: "lakegate.curve",
+		src: func(n int) string {
+			var s strings.Builder
+			s.WriteString("package lakegate.curve\n")
+			for i := range n {
+				fmt.Fprintf(&s, "\nrole := \"reader\" if {\n\tregex.match(`^svc-%d-[a-z]+$`, input.principal.id)\n\tregex.match(`^ns%d(\\.|$)`, concat(\".\", input.resource.namespace))\n}\n", i, i)
+			}
+			s.WriteString(curveTail)
+			return s.String()
+		},
+		in: func(n int) Input {
+			return request(fmt.Sprintf("svc-%d-etl", n/2), nil, "loadTable", fmt.Sprintf("ns%d", n/2), "eu")
 		},
 	},
 	{
