@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -131,6 +132,10 @@ var curvePolicies = []curvePolicy{
 	},
 }
 
+// curveInputs numbers the inputs of every run, so the engines' memos,
+// which outlive a run, never hold a decision asked for.
+var curveInputs atomic.Int64
+
 // curveEngines keeps each engine built once per process (Go runs a
 // sub-benchmark more than once), with the time its load took.
 var curveEngines = struct {
@@ -164,9 +169,12 @@ func BenchmarkDecideCurve(b *testing.B) {
 				in := p.in(n)
 				tables := make([]string, b.N)
 				for i := range tables {
-					tables[i] = fmt.Sprintf("t%d", i)
+					// never a name an earlier run of this engine saw
+					tables[i] = fmt.Sprintf("t%d", curveInputs.Add(1))
 				}
 				lat := make([]time.Duration, b.N)
+				memo := ce.e.set.Load().memo
+				before := memo.Len()
 				b.ReportAllocs()
 				b.ResetTimer()
 				for i := range b.N {
@@ -179,6 +187,9 @@ func BenchmarkDecideCurve(b *testing.B) {
 					}
 				}
 				b.StopTimer()
+				if got, want := memo.Len(), min(before+b.N, memoSize); got != want {
+					b.Fatalf("memo holds %d decisions, want %d: some were hits", got, want)
+				}
 				reportPercentiles(b, lat)
 				b.ReportMetric(float64(ce.load.Nanoseconds()), "load-ns")
 			})
