@@ -27,7 +27,21 @@ type curvePolicy struct {
 	in        func(n int) Input
 }
 
-// curveOps is the shared tail of the generated policies: a decision from
+// rulePerEntry builds a policy of n rules, rule i being format with i
+// in both of its verbs, and the shared tail.
+func rulePerEntry(format string) func(n int) string {
+	return func(n int) string {
+		var s strings.Builder
+		s.WriteString("package lakegate.curve\n")
+		for i := range n {
+			fmt.Fprintf(&s, format, i, i)
+		}
+		s.WriteString(curveTail)
+		return s.String()
+	}
+}
+
+// curveTail is the shared tail of the generated policies: a decision from
 // the role the principal holds on the request's first-level namespace.
 const curveTail = `
 read_ops := {"getConfig", "listNamespaces", "loadNamespaceMetadata", "listTables", "loadTable", "tableExists"}
@@ -68,15 +82,7 @@ var curvePolicies = []curvePolicy{
 		// One rule per principal, on equalities with the input: what OPA's
 		// rule index can look up instead of trying each rule.
 		name: "rules", pkg: "lakegate.curve",
-		src: func(n int) string {
-			var s strings.Builder
-			s.WriteString("package lakegate.curve\n")
-			for i := range n {
-				fmt.Fprintf(&s, "\nrole := \"reader\" if {\n\tinput.principal.id == \"p%d\"\n\tinput.resource.namespace[0] == \"ns%d\"\n}\n", i, i)
-			}
-			s.WriteString(curveTail)
-			return s.String()
-		},
+		src: rulePerEntry("\nrole := \"reader\" if {\n\tinput.principal.id == \"p%d\"\n\tinput.resource.namespace[0] == \"ns%d\"\n}\n"),
 		in: func(n int) Input {
 			return request(fmt.Sprintf("p%d", n/2), nil, "loadTable", fmt.Sprintf("ns%d", n/2))
 		},
@@ -85,15 +91,7 @@ var curvePolicies = []curvePolicy{
 		// One rule per group, on a membership test and a namespace prefix
 		// (a grant on a subtree).
 		name: "group-rules", pkg: "lakegate.curve",
-		src: func(n int) string {
-			var s strings.Builder
-			s.WriteString("package lakegate.curve\n")
-			for i := range n {
-				fmt.Fprintf(&s, "\nrole := \"reader\" if {\n\t\"team-%d\" in input.principal.groups\n\tstartswith(concat(\".\", input.resource.namespace), \"ns%d.\")\n}\n", i, i)
-			}
-			s.WriteString(curveTail)
-			return s.String()
-		},
+		src: rulePerEntry("\nrole := \"reader\" if {\n\t\"team-%d\" in input.principal.groups\n\tstartswith(concat(\".\", input.resource.namespace), \"ns%d.\")\n}\n"),
 		in: func(n int) Input {
 			return request("u", []string{"staff", fmt.Sprintf("team-%d", n/2)}, "loadTable", fmt.Sprintf("ns%d", n/2), "eu")
 		},
@@ -104,15 +102,7 @@ var curvePolicies = []curvePolicy{
 		// `in`, startswith, endswith and glob.match), so the rules are
 		// tried in turn until one matches, half of them here.
 		name: "regex-rules", pkg: "lakegate.curve",
-		src: func(n int) string {
-			var s strings.Builder
-			s.WriteString("package lakegate.curve\n")
-			for i := range n {
-				fmt.Fprintf(&s, "\nrole := \"reader\" if {\n\tregex.match(`^svc-%d-[a-z]+$`, input.principal.id)\n\tregex.match(`^ns%d(\\.|$)`, concat(\".\", input.resource.namespace))\n}\n", i, i)
-			}
-			s.WriteString(curveTail)
-			return s.String()
-		},
+		src: rulePerEntry("\nrole := \"reader\" if {\n\tregex.match(`^svc-%d-[a-z]+$`, input.principal.id)\n\tregex.match(`^ns%d(\\.|$)`, concat(\".\", input.resource.namespace))\n}\n"),
 		in: func(n int) Input {
 			return request(fmt.Sprintf("svc-%d-etl", n/2), nil, "loadTable", fmt.Sprintf("ns%d", n/2), "eu")
 		},

@@ -356,10 +356,7 @@ func writeCurveFiles(b *testing.B, base string) map[string]string {
 	ctx := context.Background()
 	cl := embeddedtest.Client(b, base, rest.WithWarehouseLocation("lake"))
 	require.NoError(b, cl.CreateNamespace(ctx, table.Identifier{"sales"}, nil))
-	sch := iceberg.NewSchema(0,
-		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
-		iceberg.NestedField{ID: 2, Name: "part", Type: iceberg.PrimitiveTypes.Int32, Required: true})
-	spec := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{2}, FieldID: 1000, Name: "part", Transform: iceberg.IdentityTransform{}})
+	sch, spec := partitionedByPart()
 	names := map[string]string{}
 	for _, size := range curveFiles {
 		name := "files_" + size.label

@@ -43,16 +43,23 @@ func BenchmarkSharingQuery(b *testing.B) {
 	}
 }
 
+// partitionedByPart is the benchmarks' table: an id and an int part, the
+// identity partition.
+func partitionedByPart() (*iceberg.Schema, iceberg.PartitionSpec) {
+	sch := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		iceberg.NestedField{ID: 2, Name: "part", Type: iceberg.PrimitiveTypes.Int32, Required: true})
+	spec := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{2}, FieldID: 1000, Name: "part", Transform: iceberg.IdentityTransform{}})
+	return sch, spec
+}
+
 // writeManyFiles writes sales.many with one row in each of benchFiles
 // identity partitions: one append, benchFiles data files.
 func writeManyFiles(b *testing.B, base string) {
 	ctx := context.Background()
 	cl := embeddedtest.Client(b, base, rest.WithWarehouseLocation("lake"))
 	require.NoError(b, cl.CreateNamespace(ctx, table.Identifier{"sales"}, nil))
-	sch := iceberg.NewSchema(0,
-		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
-		iceberg.NestedField{ID: 2, Name: "part", Type: iceberg.PrimitiveTypes.Int32, Required: true})
-	spec := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{2}, FieldID: 1000, Name: "part", Transform: iceberg.IdentityTransform{}})
+	sch, spec := partitionedByPart()
 	tbl, err := cl.CreateTable(ctx, table.Identifier{"sales", "many"}, sch, catalog.WithPartitionSpec(&spec))
 	require.NoError(b, err)
 	asc, err := table.SchemaToArrowSchema(sch, nil, false, false)
