@@ -50,6 +50,8 @@ env "${env_compose[@]}" "$bin" adapt --config "$here/Caddyfile" >"$work/adapted.
 	{ cat "$work/log" >&2; fail "lakegate adapt"; }
 jq -e '.apps.lakegate.catalogs[0].embedded.database == "postgres"' "$work/adapted.json" >/dev/null ||
 	fail "the adapted config's catalog is not on postgres"
+jq -e '.apps.lakegate.catalogs[0].embedded.dsn == "{env.LAKEGATE_CATALOG_DSN}"' "$work/adapted.json" >/dev/null ||
+	fail "the adapted config carries the DSN itself, not its run-time placeholder"
 env "${env_compose[@]}" "$bin" validate --config "$here/Caddyfile" >"$work/log" 2>&1 ||
 	{ tail -5 "$work/log" >&2; fail "lakegate validate"; }
 echo "  Caddyfile: lakegate adapt and validate ok (catalog lake on postgres, redis {env.LAKEGATE_REDIS})"

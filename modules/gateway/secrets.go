@@ -8,6 +8,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 
+	"github.com/lakegate/lakegate/upstream/embedded"
 	"github.com/lakegate/lakegate/upstream/icerest"
 )
 
@@ -112,6 +113,34 @@ func (s secrets) resolveQuerySecret(what, raw, name string) (string, error) {
 	return base + "?" + q.Encode(), nil
 }
 
+// resolveDSN resolves an embedded catalog's DSN. The whole DSN may be a
+// placeholder ({env.LAKEGATE_CATALOG_DSN}); a PostgreSQL URL's password,
+// in its userinfo or its password option, must be one, as in a Redis
+// URL. A literal password would be on display like any other secret; the
+// key=value form has nowhere to put a placeholder, so a password there is
+// refused too. SQLite paths hold no secret.
+func (s secrets) resolveDSN(database, raw string) (string, error) {
+	const what = "embedded dsn"
+	if isPlaceholder(raw) {
+		return s.resolve(what, raw)
+	}
+	if database != embedded.Postgres {
+		return raw, nil
+	}
+	if !strings.Contains(raw, "://") {
+		if strings.Contains(strings.ToLower(raw), "password=") {
+			return "", fmt.Errorf("%s: a password in a key=value DSN would be on display; "+
+				"use a postgres:// URL with a placeholder password, or a placeholder for the whole DSN", what)
+		}
+		return raw, nil
+	}
+	raw, err := s.resolveUserinfo(what, raw)
+	if err != nil {
+		return "", err
+	}
+	return s.resolveQuerySecret(what, raw, "password")
+}
+
 // credentialKey reports a property whose value is a credential and so
 // must be a placeholder. IsSecretConfigKey hides more than that from
 // logs (that errs safe); refusing literals must not: access key ids are
@@ -205,6 +234,9 @@ func (cc *CatalogConfig) resolveSecrets(s secrets) error {
 	// A copy: the embedded pool keys catalogs by this config.
 	resolved := *e
 	resolved.Properties = props
+	if resolved.DSN, err = s.resolveDSN(e.Database, e.DSN); err != nil {
+		return err
+	}
 	resolved.Auth.Tokens = make([]string, len(e.Auth.Tokens))
 	for i, tok := range e.Auth.Tokens {
 		if resolved.Auth.Tokens[i], err = s.resolve("embedded auth_token", tok); err != nil {

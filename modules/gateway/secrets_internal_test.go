@@ -52,6 +52,41 @@ func TestResolveURL(t *testing.T) {
 	}
 }
 
+// TestResolveDSN: a PostgreSQL DSN's password is resolved at run time, so
+// neither the adapted JSON nor autosave carries it; a literal one is
+// refused; SQLite paths pass as they are.
+func TestResolveDSN(t *testing.T) {
+	t.Setenv("LG_TEST_PW", "p@ss:w/rd")
+	t.Setenv("LG_TEST_DSN", "postgres://u:whole@db:5432/cat")
+	s := newSecrets()
+	for _, tc := range []struct{ db, raw, want string }{
+		{"postgres", "postgres://u:{env.LG_TEST_PW}@db:5432/cat?sslmode=disable", "postgres://u:p%40ss%3Aw%2Frd@db:5432/cat?sslmode=disable"},
+		{"postgres", "postgres://u@db/cat?password={env.LG_TEST_PW}", "postgres://u@db/cat?password=p%40ss%3Aw%2Frd"},
+		{"postgres", "{env.LG_TEST_DSN}", "postgres://u:whole@db:5432/cat"},
+		{"postgres", "postgres://u@db/cat", "postgres://u@db/cat"},
+		{"postgres", "host=db user=u dbname=cat", "host=db user=u dbname=cat"},
+		{"sqlite", "/data/catalog.db", "/data/catalog.db"},
+		{"", ":memory:", ":memory:"},
+		{"", "{env.LG_TEST_DSN}", "postgres://u:whole@db:5432/cat"},
+	} {
+		got, err := s.resolveDSN(tc.db, tc.raw)
+		require.NoError(t, err, tc.raw)
+		assert.Equal(t, tc.want, got, tc.raw)
+	}
+	for _, raw := range []string{
+		"postgres://u:s3cr3t@db/cat",
+		"postgres://u@db/cat?password=s3cr3t",
+		"host=db user=u password=s3cr3t",
+		"host=db user=u PASSWORD={env.LG_TEST_PW}",
+		"postgres://u:{env.LG_TEST_UNSET_PW}@db/cat",
+		"{env.LG_TEST_UNSET_DSN}",
+	} {
+		_, err := s.resolveDSN("postgres", raw)
+		require.Error(t, err, raw)
+		assert.NotContains(t, err.Error(), "s3cr3t", raw)
+	}
+}
+
 // TestEvictionPolicy: the replay store's warning fires for every policy
 // that may evict a record with a TTL, not for noeviction.
 func TestEvictionPolicy(t *testing.T) {

@@ -122,6 +122,9 @@ func TestSecretsRefusedAsLiterals(t *testing.T) {
 			"dsn": filepath.Join(t.TempDir(), "c.db"), "warehouse": t.TempDir(),
 			"properties": map[string]string{"s3.secret-access-key": "literal-s3cret"}}}}},
 			"embedded property s3.secret-access-key must be a placeholder"},
+		"literal postgres password": {map[string]any{"catalogs": []any{map[string]any{"name": "e", "embedded": map[string]any{
+			"database": "postgres", "dsn": "postgres://lakegate:literal-s3cret@127.0.0.1:9/cat", "warehouse": t.TempDir()}}}},
+			"embedded dsn password must be a placeholder"},
 		"unset variable": {map[string]any{"catalogs": []any{remote("r", "http://127.0.0.1:9",
 			map[string]any{"auth": map[string]any{"mode": "bearer", "token": "{env.LG_TEST_NOT_SET_ANYWHERE}"}})}},
 			"remote auth token: {env.LG_TEST_NOT_SET_ANYWHERE} is unset, empty or unreadable"},

@@ -42,7 +42,10 @@ type Config struct {
 	Name string `json:"name,omitempty"`
 	// Database is "sqlite" (default) or "postgres".
 	Database string `json:"database,omitempty"`
-	// DSN is the SQLite file path, or a PostgreSQL URL (required).
+	// DSN is the SQLite file path, or a PostgreSQL URL (required). In the
+	// gateway a PostgreSQL password is a run-time placeholder: the whole
+	// DSN ({env.LAKEGATE_CATALOG_DSN}), or the URL's password or
+	// password option; a literal one is refused.
 	DSN string `json:"dsn,omitempty"`
 	// Warehouse is the root location for new tables: a local directory
 	// (made absolute) or a URL such as file:///data or s3://bucket/prefix
