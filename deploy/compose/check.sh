@@ -19,25 +19,9 @@ port=${COMPOSE_CHECK_PORT:-18341}
 admin_port=$((port + 1))
 redis_port=$((port + 2))
 
-fail() {
-	echo "compose check: $*" >&2
-	exit 1
-}
-
-work=$(mktemp -d)
-pids=()
-drop="" # a namespace to drop from the shared database on the way out
-cleanup() {
-	if [ -n "$drop" ]; then
-		curl -s -o /dev/null -X DELETE "$drop" || true
-	fi
-	for p in "${pids[@]}"; do
-		kill "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
-	rm -rf "$work"
-}
-trap cleanup EXIT
+check="compose check"
+# shellcheck source=deploy/lib.sh disable=SC2034 # check is lib.sh's
+. "$here/../lib.sh"
 
 (cd "$here/validate" && go build -o "$work/validate" .)
 echo "  $("$work/validate" "$here/compose.yaml")"
@@ -71,25 +55,16 @@ mkdir "$work/data"
 	LAKEGATE_ADMIN_PORT="$admin_port" XDG_DATA_HOME="$work/data" XDG_CONFIG_HOME="$work/data" \
 	"$bin" run --config "$here/Caddyfile") >"$work/log" 2>&1 &
 pids+=($!)
-ok=""
-for _ in $(seq 1 150); do
-	kill -0 "${pids[1]}" 2>/dev/null || { tail -20 "$work/log" >&2; fail "lakegate exited"; }
-	if curl -fsS "http://127.0.0.1:$admin_port/lakegate/health/ready" >/dev/null 2>&1; then
-		ok=1
-		break
-	fi
-	sleep 0.2
-done
-[ -n "$ok" ] || { tail -20 "$work/log" >&2; fail "not ready"; }
+wait_ready $! "http://127.0.0.1:$admin_port/lakegate/health/ready"
 base=http://127.0.0.1:$port/v1/lake
 ns=compose_check_$$_$(date +%s)
 curl -fsS -X POST -H 'Content-Type: application/json' -d "{\"namespace\":[\"$ns\"]}" "$base/namespaces" >/dev/null ||
 	{ tail -20 "$work/log" >&2; fail "create namespace"; }
-drop=$base/namespaces/$ns
+on_exit+=("curl -s -o /dev/null -X DELETE '$base/namespaces/$ns'") # the database is shared
 curl -fsS "$base/namespaces" | tee "$work/list" | jq -e --arg ns "$ns" 'any(.namespaces[]; . == [$ns])' >/dev/null ||
 	fail "the namespace is not listed: $(head -c 300 "$work/list")"
 curl -fsS -X DELETE "$base/namespaces/$ns" >/dev/null || fail "drop namespace"
-drop=""
+on_exit=()
 redis=$(curl -fsS "http://127.0.0.1:$admin_port/lakegate/status" | jq -c '.redis // empty')
 echo "  run: ready; namespace created, listed, dropped in PostgreSQL; redis $redis"
 echo "compose check: ok"

@@ -14,33 +14,15 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bin=$(realpath "${1:?usage: check.sh LAKEGATE_BINARY}")
+check="helm check"
+# shellcheck source=deploy/lib.sh disable=SC2034 # check is lib.sh's
+. "$here/../lib.sh"
 helm_version=v3.22.0
-tools=${TOOLS:-$HOME/.cache/lakegate-tools}
 port=${HELM_CHECK_PORT:-18321}
 health_port=$((port + 1))
 admin_port=$((port + 2))
 
-fail() {
-	echo "helm check: $*" >&2
-	exit 1
-}
-
-helm=$tools/helm-$helm_version/helm
-if ! [ -x "$helm" ]; then
-	echo "installing helm $helm_version into $(dirname "$helm") (a few minutes)" >&2
-	GOBIN=$(dirname "$helm") go install "helm.sh/helm/v3/cmd/helm@$helm_version"
-fi
-
-work=$(mktemp -d)
-pid=""
-cleanup() {
-	if [ -n "$pid" ]; then
-		kill "$pid" 2>/dev/null || true
-		wait "$pid" 2>/dev/null || true
-	fi
-	rm -rf "$work"
-}
-trap cleanup EXIT
+helm=$(go_tool helm "$helm_version" helm.sh/helm/v3/cmd/helm) # a few minutes the first time
 
 chart=$here/lakegate
 ha=(--set replicaCount=3 --set redis.url=redis://:pw@redis:6379/0
@@ -93,16 +75,8 @@ env LAKEGATE_SIGNING_SECRET=helm-check-secret-0123456789abcdef XDG_DATA_HOME="$w
 (cd "$work" && exec env LAKEGATE_SIGNING_SECRET=helm-check-secret-0123456789abcdef \
 	XDG_DATA_HOME="$work/data" XDG_CONFIG_HOME="$work/data" \
 	"$bin" run --config "$work/Caddyfile") >"$work/log" 2>&1 &
-pid=$!
-code=""
-for _ in $(seq 1 150); do
-	kill -0 "$pid" 2>/dev/null || { tail -20 "$work/log" >&2; fail "lakegate exited"; }
-	code=$(curl -s -o "$work/ready" -w '%{http_code}' -H "Host: 10.1.2.3:$health_port" \
-		"http://127.0.0.1:$health_port/lakegate/health/ready" || true)
-	[ "$code" = 200 ] && break
-	sleep 0.2
-done
-[ "$code" = 200 ] || { tail -20 "$work/log" >&2; fail "health port: ready answered $code"; }
+pids+=($!)
+wait_ready $! "http://127.0.0.1:$health_port/lakegate/health/ready" -H "Host: 10.1.2.3:$health_port"
 live=$(curl -s -o /dev/null -w '%{http_code}' -H "Host: 10.1.2.3:$health_port" "http://127.0.0.1:$health_port/lakegate/health/live")
 [ "$live" = 200 ] || fail "health port: live answered $live"
 status=$(curl -s -o /dev/null -w '%{http_code}' -H "Host: 10.1.2.3:$health_port" "http://127.0.0.1:$health_port/lakegate/status")

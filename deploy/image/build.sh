@@ -21,17 +21,12 @@ out=$(realpath -m "${1:-lakegate-image.tar}")
 crane_version=v0.22.1
 version=${VERSION:-$(git -C "$repo" describe --tags --always --dirty 2>/dev/null || echo dev)}
 tag=${TAG:-lakegate:$version}
-tools=${TOOLS:-$HOME/.cache/lakegate-tools}
 arch=$(go env GOARCH)
+check=build.sh
+# shellcheck source=deploy/lib.sh disable=SC2034 # check is lib.sh's
+. "$repo/deploy/lib.sh"
 
-crane=$tools/crane-$crane_version/crane
-if ! [ -x "$crane" ]; then
-	echo "installing crane $crane_version into $(dirname "$crane")" >&2
-	GOBIN=$(dirname "$crane") go install "github.com/google/go-containerregistry/cmd/crane@$crane_version"
-fi
-
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+crane=$(go_tool crane "$crane_version" github.com/google/go-containerregistry/cmd/crane)
 
 bin=${LAKEGATE_BIN:-}
 if [ -z "$bin" ]; then
@@ -43,8 +38,7 @@ if [ -z "$bin" ]; then
 fi
 # A static binary: no ELF interpreter (dynamic loader) to find in the image.
 if readelf -l "$bin" 2>/dev/null | grep -q 'program interpreter'; then
-	echo "build.sh: $bin is dynamically linked; build it with CGO_ENABLED=0" >&2
-	exit 1
+	fail "$bin is dynamically linked; build it with CGO_ENABLED=0"
 fi
 
 # The layer's tree. Owners are set in the tar, not on disk, so no root is needed.

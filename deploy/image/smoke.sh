@@ -15,22 +15,9 @@ set -euo pipefail
 image=$(realpath "${1:?usage: smoke.sh IMAGE.tar}")
 addr=${SMOKE_ADDR:-127.0.0.1:18311}
 admin_port=${SMOKE_ADMIN_PORT:-18312}
-
-fail() {
-	echo "image smoke: $*" >&2
-	exit 1
-}
-
-work=$(mktemp -d)
-pid=""
-cleanup() {
-	if [ -n "$pid" ]; then
-		kill "$pid" 2>/dev/null || true
-		wait "$pid" 2>/dev/null || true
-	fi
-	rm -rf "$work"
-}
-trap cleanup EXIT
+check="image smoke"
+# shellcheck source=deploy/lib.sh disable=SC2034 # check is lib.sh's
+. "$(dirname "$0")/../lib.sh"
 chmod 0755 "$work"
 
 tar -C "$work" -xf "$image" manifest.json
@@ -91,20 +78,8 @@ done
 (cd "$data" && exec env -i "${env[@]}" setpriv --reuid 65532 --regid 65532 --clear-groups \
 	"${entry[@]}") >"$work/log" 2>&1 &
 pid=$!
-
-ready=""
-for _ in $(seq 1 150); do
-	if ! kill -0 "$pid" 2>/dev/null; then
-		tail -20 "$work/log" >&2
-		fail "lakegate exited"
-	fi
-	if curl -fsS "http://127.0.0.1:$admin_port/lakegate/health/ready" >"$work/ready" 2>/dev/null; then
-		ready=1
-		break
-	fi
-	sleep 0.2
-done
-[ -n "$ready" ] || { tail -20 "$work/log" >&2; fail "not ready on the admin port $admin_port"; }
+pids+=("$pid")
+wait_ready "$pid" "http://127.0.0.1:$admin_port/lakegate/health/ready"
 jq -e '.status == "ready"' "$work/ready" >/dev/null || fail "ready: $(cat "$work/ready")"
 echo "  run: /lakegate/health/ready on admin :$admin_port: $(jq -c . "$work/ready")"
 curl -fsS "http://$addr/v1/config" >"$work/config" || fail "GET /v1/config failed"
@@ -115,9 +90,7 @@ owner=$(ps -o uid= -p "$pid" | tr -d ' ')
 [ -e "$data/local/catalog.db" ] || fail "no catalog database under LAKEGATE_DATA"
 [ "$(stat -c %u "$data/local/catalog.db")" = 65532 ] || fail "catalog.db is not owned by 65532"
 echo "  run: process uid 65532, catalog database created under LAKEGATE_DATA"
-kill "$pid"
-wait "$pid" 2>/dev/null || true
-pid=""
+stop "$pid"
 
 # With podman installed: load the archive into a throwaway store and read
 # the config back as podman sees it. Running the container is not tried:
