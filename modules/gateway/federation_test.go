@@ -374,3 +374,39 @@ func TestFederationSeparatorIsTheGateways(t *testing.T) {
 	defer mu.Unlock()
 	assert.Equal(t, []string{"/v1/up/namespaces?parent=a.b", "/v1/up/namespaces/a.b"}, seen)
 }
+
+// A backend that dedupes Idempotency-Keys is sent one derived from the
+// principal the Iceberg door authenticated: two principals sending the
+// same key must not share it, or the backend would replay one's answer to
+// the other (it sees every caller as lakegate's one credential).
+func TestFederationForwardsKeysPerPrincipal(t *testing.T) {
+	var mu sync.Mutex
+	var keys []string
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/v1/config" {
+			_, _ = io.WriteString(w, `{"defaults":{},"overrides":{"prefix":"up"},"idempotency-key-lifetime":"PT30M"}`)
+			return
+		}
+		mu.Lock()
+		keys = append(keys, r.Header.Get("Idempotency-Key"))
+		mu.Unlock()
+		_, _ = io.WriteString(w, `{"metadata-location":"s3://b/m.json","metadata":{"format-version":2,"table-uuid":"9c12d441-03fe-4693-9a96-a0705ddf69c1"}}`)
+	}))
+	t.Cleanup(backend.Close)
+	base := gateway(t, map[string]any{
+		"catalogs": []any{remote("lake", backend.URL, nil)},
+		"identity": map[string]any{"tokens": []any{tokenFor("alice", "alice-token"), tokenFor("bob", "bob-token")}},
+	})
+	const key = "0190b7e4-7c5c-7f7e-8d2e-5a3b1c2d3e4f"
+	for _, token := range []string{"alice-token", "alice-token", "bob-token"} {
+		status, body := do(t, "POST", base+"/v1/lake/namespaces/ns/tables/t", token, `{"requirements":[],"updates":[]}`,
+			map[string]string{"Idempotency-Key": key})
+		require.Equal(t, http.StatusOK, status, "%s", body)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, keys, 3)
+	assert.Equal(t, keys[0], keys[1], "a retry is sent the same key")
+	assert.NotEqual(t, keys[0], keys[2], "two principals' keys collide at the backend")
+}

@@ -75,6 +75,10 @@ func (h *IcebergHandler) serveAPI(x *exchange, r *http.Request, path string) {
 		return
 	}
 	x.authenticated(r, principal.ID)
+	// The caller goes along for what the pipeline cannot be handed: a
+	// deduping backend's forwarded keys and a passthrough backend's
+	// /v1/config are the principal's own.
+	r = r.WithContext(caller.With(r.Context(), caller.Caller{Principal: principal.ID, Authorization: r.Header.Get("Authorization")}))
 	cat, rerr := h.catalogFor(r, path)
 	noteCatalog(r, cat)
 	if rerr != nil {
@@ -201,8 +205,7 @@ func (h *IcebergHandler) serveConfig(w http.ResponseWriter, r *http.Request, p *
 		icerest.WriteError(w, r, forbidden(icerest.OpGetConfig, d))
 		return
 	}
-	ctx := caller.With(r.Context(), caller.Caller{Principal: p.ID, Authorization: r.Header.Get("Authorization")})
-	cc, err := cat.pipeline.Config(ctx)
+	cc, err := cat.pipeline.Config(r.Context())
 	if err != nil {
 		upstream.WriteError(w, r, err, icerest.OpGetConfig)
 		return
