@@ -8,7 +8,6 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
-	"github.com/lakegate/lakegate/caller"
 	"github.com/lakegate/lakegate/identity"
 	"github.com/lakegate/lakegate/policies"
 	"github.com/lakegate/lakegate/translate/delta"
@@ -47,6 +46,14 @@ type PathCredentialsSource struct {
 	Catalog string `json:"catalog"`
 	// Namespace is the existing namespace the stage-create runs in.
 	Namespace []string `json:"namespace"`
+}
+
+// deltaDoor answers in the Delta API's error model.
+var deltaDoor = door{
+	unauthorized: func(why error) error {
+		return delta.Errorf(http.StatusUnauthorized, delta.NotAuthorized, "%v", why)
+	},
+	write: delta.WriteError,
 }
 
 // CaddyModule returns the Caddy module information.
@@ -119,19 +126,15 @@ func (h *DeltaHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next ca
 	// after authentication, so a stranger learns nothing of the routes.
 	rt, err := delta.ParseRoute(r.Method, strings.TrimPrefix(path, deltaPrefix))
 	x.rec.SetOperation(string(rt.Op))
-	p, ierr := h.app.guard.authenticate(r)
-	if ierr != nil {
-		x.Header().Set("WWW-Authenticate", "Bearer")
-		delta.WriteError(x, r, delta.Errorf(http.StatusUnauthorized, delta.NotAuthorized, "%v", ierr))
+	p, r, ok := deltaDoor.admit(h.app.guard, x, r)
+	if !ok {
 		return nil
 	}
-	x.authenticated(r, p.ID)
 	if err != nil {
 		delta.WriteError(x, r, err)
 		return nil
 	}
-	ctx := caller.With(r.Context(), caller.Caller{Principal: p.ID, Authorization: r.Header.Get("Authorization")})
-	h.serve(x, r.WithContext(ctx), rt, p)
+	h.serve(x, r, rt, p)
 	return nil
 }
 

@@ -12,7 +12,6 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
-	"github.com/lakegate/lakegate/caller"
 	"github.com/lakegate/lakegate/identity"
 	"github.com/lakegate/lakegate/policies"
 	"github.com/lakegate/lakegate/upstream"
@@ -28,6 +27,14 @@ func init() {
 // other operation to that catalog's backend.
 type IcebergHandler struct {
 	app *App
+}
+
+// icebergDoor answers in the Iceberg REST error model.
+var icebergDoor = door{
+	unauthorized: func(why error) error {
+		return icerest.Errorf(http.StatusUnauthorized, icerest.NotAuthorized, "%v", why)
+	},
+	write: icerest.WriteError,
 }
 
 // CaddyModule returns the Caddy module information.
@@ -67,18 +74,11 @@ func (h *IcebergHandler) serveAPI(x *exchange, r *http.Request, path string) {
 		h.serveToken(x, r)
 		return
 	}
-	principal, rerr := h.app.guard.authenticate(r)
-	if rerr != nil {
+	principal, r, ok := icebergDoor.admit(h.app.guard, x, r)
+	if !ok {
 		x.rec.SetOperation(operationOf(r.Method, path))
-		x.Header().Set("WWW-Authenticate", "Bearer")
-		icerest.WriteError(x, r, icerest.Errorf(http.StatusUnauthorized, icerest.NotAuthorized, "%v", rerr))
 		return
 	}
-	x.authenticated(r, principal.ID)
-	// The caller goes along for what the pipeline cannot be handed: a
-	// deduping backend's forwarded keys and a passthrough backend's
-	// /v1/config are the principal's own.
-	r = r.WithContext(caller.With(r.Context(), caller.Caller{Principal: principal.ID, Authorization: r.Header.Get("Authorization")}))
 	cat, rerr := h.catalogFor(r, path)
 	noteCatalog(r, cat)
 	if rerr != nil {

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/lakegate/lakegate/caller"
 	"github.com/lakegate/lakegate/identity"
 	"github.com/lakegate/lakegate/policies"
 	"github.com/lakegate/lakegate/telemetry"
@@ -21,6 +20,14 @@ import (
 // Delta API below it, as Unity Catalog does.
 const unityPrefix = "/api/2.1/unity-catalog/"
 
+// unityDoor answers in UC's error model.
+var unityDoor = door{
+	unauthorized: func(why error) error {
+		return unity.Errorf(http.StatusUnauthorized, unity.Unauthenticated, "%v", why)
+	},
+	write: func(w http.ResponseWriter, _ *http.Request, err error) { unity.WriteError(w, err) },
+}
+
 // serveUnity is the UC API's front door: authenticate, parse, authorize
 // the Iceberg operation each UC operation is (policy input api "unity"),
 // run it.
@@ -29,19 +36,14 @@ func (h *DeltaHandler) serveUnity(w http.ResponseWriter, r *http.Request, rest s
 	defer x.end()
 	rt, err := unity.ParseRoute(r.Method, rest, r.URL.Query()) // answered after authentication (see delta.go)
 	x.rec.SetOperation(string(rt.Op))
-	p, ierr := h.app.guard.authenticate(r)
-	if ierr != nil {
-		x.Header().Set("WWW-Authenticate", "Bearer")
-		unity.WriteError(x, unity.Errorf(http.StatusUnauthorized, unity.Unauthenticated, "%v", ierr))
+	p, r, ok := unityDoor.admit(h.app.guard, x, r)
+	if !ok {
 		return
 	}
-	x.authenticated(r, p.ID)
 	if err != nil {
 		unity.WriteError(x, err)
 		return
 	}
-	ctx := caller.With(r.Context(), caller.Caller{Principal: p.ID, Authorization: r.Header.Get("Authorization")})
-	r = r.WithContext(ctx)
 	var out any
 	switch rt.Op {
 	case unity.OpListCatalogs:
