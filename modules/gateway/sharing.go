@@ -104,6 +104,14 @@ type recipient struct {
 
 const defaultSharingPrefix = "/delta-sharing"
 
+// sharingDoor answers in the Delta Sharing error model.
+var sharingDoor = door{
+	unauthorized: func(why error) error {
+		return sharing.Errorf(http.StatusUnauthorized, sharing.CodeUnauthenticated, "%v", why)
+	},
+	write: func(w http.ResponseWriter, _ *http.Request, err error) { sharing.WriteError(w, err) },
+}
+
 // CaddyModule returns the Caddy module information.
 func (SharingHandler) CaddyModule() caddy.ModuleInfo {
 	return caddy.ModuleInfo{
@@ -268,10 +276,12 @@ func (h *SharingHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next 
 		h.files(r).ServeHTTP(x, r)
 		return nil
 	}
+	// Not admit: recipient tokens come first, and a recipient's token
+	// must never ride along in the context (Serve carries the recipient
+	// alone). The 401 and the record are every door's.
 	who, rerr := h.authenticate(r)
 	if rerr != nil {
-		x.Header().Set("WWW-Authenticate", "Bearer")
-		sharing.WriteError(x, rerr)
+		sharingDoor.refuse(x, r, rerr)
 		return nil
 	}
 	x.authenticated(r, who.ID)
@@ -303,31 +313,32 @@ type recipientCaller struct {
 }
 
 // authenticate accepts a share's recipient token, else whatever the
-// app's identity accepts. Delta Sharing always needs a bearer token:
-// without identity configured, only recipient tokens get in.
+// app's identity accepts; its error is why not, which the door answers
+// with a 401. Delta Sharing always needs a bearer token: without identity
+// configured, only recipient tokens get in.
 func (h *SharingHandler) authenticate(r *http.Request) (recipientCaller, error) {
 	token, err := identity.BearerToken(r)
 	if err != nil && !errors.Is(err, identity.ErrNoCredentials) {
-		return recipientCaller{}, sharing.Errorf(http.StatusUnauthorized, sharing.CodeUnauthenticated, "%v", err)
+		return recipientCaller{}, err
 	}
 	if err == nil {
 		if rc, found := h.recipient(token); found {
 			if !rc.expires.IsZero() && time.Now().After(rc.expires) {
-				return recipientCaller{}, sharing.Errorf(http.StatusUnauthorized, sharing.CodeUnauthenticated, "the recipient token has expired")
+				return recipientCaller{}, errors.New("the recipient token has expired")
 			}
 			return recipientCaller{Principal: &identity.Principal{ID: "recipient:" + rc.share + "/" + rc.name,
 				Groups: []string{"delta-sharing-recipient"}}, share: rc.share}, nil
 		}
 	}
 	if len(h.app.guard.authn) == 0 {
-		return recipientCaller{}, sharing.Errorf(http.StatusUnauthorized, sharing.CodeUnauthenticated, "a valid recipient bearer token is required")
+		return recipientCaller{}, errors.New("a valid recipient bearer token is required")
 	}
 	p, err := h.app.guard.authenticate(r)
 	if err != nil {
-		return recipientCaller{}, sharing.Errorf(http.StatusUnauthorized, sharing.CodeUnauthenticated, "%v", err)
+		return recipientCaller{}, err
 	}
 	if p.ID == "anonymous" {
-		return recipientCaller{}, sharing.Errorf(http.StatusUnauthorized, sharing.CodeUnauthenticated, "a bearer token is required")
+		return recipientCaller{}, errors.New("a bearer token is required")
 	}
 	return recipientCaller{Principal: p}, nil
 }
