@@ -5,8 +5,6 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -331,49 +329,4 @@ func issuedToken(t *testing.T, base, id, secret string) string {
 	require.NoError(t, json.Unmarshal(body, &tok))
 	require.NotEmpty(t, tok.AccessToken)
 	return tok.AccessToken
-}
-
-// A caller the gateway cannot authenticate gets a 401 in the error model
-// of the API it called, with the same reason from every door, and a
-// Bearer challenge.
-func TestUnauthenticatedInEachAPIsModel(t *testing.T) {
-	sum := sha256.Sum256([]byte("good-token"))
-	addr := freeAddr(t)
-	app := map[string]any{
-		"catalogs": []any{remote("lake", "http://127.0.0.1:9", nil)},
-		"identity": map[string]any{"required": true, "tokens": []any{map[string]any{"id": "alice", "sha256": hex.EncodeToString(sum[:])}}},
-	}
-	base := serveOn(t, addr, caddyJSONHandlers(t, addr, app,
-		map[string]any{"handler": "lakegate_delta"}, map[string]any{"handler": "lakegate_iceberg"}))
-	for _, tc := range []struct{ name, path string }{
-		{"iceberg", "/v1/lake/namespaces"},
-		{"delta", "/api/2.1/unity-catalog/delta/v1/config?catalog=lake&protocol-versions=1.0"},
-	} {
-		for token, reason := range map[string]string{
-			"":          "authentication required",
-			"bad-token": "invalid credentials: unknown token",
-		} {
-			req, err := http.NewRequest(http.MethodGet, base+tc.path, nil)
-			require.NoError(t, err)
-			if token != "" {
-				req.Header.Set("Authorization", "Bearer "+token)
-			}
-			resp, err := http.DefaultClient.Do(req)
-			require.NoError(t, err)
-			var out struct {
-				Error struct {
-					Type    string `json:"type"`
-					Message string `json:"message"`
-					Code    int    `json:"code"`
-				} `json:"error"`
-			}
-			require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
-			resp.Body.Close()
-			assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, tc.name)
-			assert.Equal(t, "Bearer", resp.Header.Get("WWW-Authenticate"), tc.name)
-			assert.Equal(t, "NotAuthorizedException", out.Error.Type, tc.name)
-			assert.Equal(t, reason, out.Error.Message, "%s with %q", tc.name, token)
-			assert.Equal(t, http.StatusUnauthorized, out.Error.Code, tc.name)
-		}
-	}
 }
