@@ -65,8 +65,10 @@ type LoadedTable struct {
 
 // ParsedMetadata is a LoadTableResult's metadata as iceberg-go parses it
 // from the slice of the answer encoding/json hands it: neither copied as
-// raw JSON nor held. Err keeps a failure for the caller to report in its
-// API's error model; Metadata is nil then, or when the answer had none.
+// raw JSON nor held, and parsed once per distinct metadata (see parsed).
+// Err keeps a failure for the caller to report in its API's error model;
+// Metadata is nil then, or when the answer had none. Metadata is shared:
+// read it, never modify it.
 type ParsedMetadata struct {
 	Metadata table.Metadata
 	Err      error
@@ -74,7 +76,7 @@ type ParsedMetadata struct {
 
 // UnmarshalJSON parses the metadata; it never fails the whole decode.
 func (p *ParsedMetadata) UnmarshalJSON(b []byte) error {
-	p.Metadata, p.Err = table.ParseMetadataBytes(b)
+	p.Metadata, p.Err = parsed.parse(b)
 	return nil
 }
 
