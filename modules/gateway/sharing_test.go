@@ -1299,3 +1299,32 @@ http://%s {
 		refused(t, caddyJSONHandlers(t, addr, app, sharingHandler(map[string]any{"shares": []any{share("a", "alice"), share("b", "bob")}})))
 	})
 }
+
+// TestSharingQueryPlansFollowTheTable: the files lakegate plans for a
+// snapshot are kept and served to the next query of it, but a write makes
+// a new snapshot whose files are planned anew, and a query of the older
+// version still gets that version's files.
+func TestSharingQueryPlansFollowTheTable(t *testing.T) {
+	backend := embeddedtest.Serve(t, embeddedtest.Config(t, embedded.SQLite))
+	addr := freeAddr(t)
+	app := map[string]any{"catalogs": []any{cached("lake", backend.URL, map[string]any{"max_age": int64(time.Hour)}, nil)}}
+	base := serveOn(t, addr, caddyJSONHandlers(t, addr, app,
+		sharingHandler(map[string]any{"planning": "local"}), map[string]any{"handler": "lakegate_iceberg"}))
+	tbl, _ := writeOrders(t, base)
+	c := clientFromProfile(t, base+"/delta-sharing", recipientToken)
+	delta := map[string]string{"delta-sharing-capabilities": "responseformat=delta"}
+	files := func(body string) int {
+		r := c.do("POST", "/shares/demo/schemas/sales/tables/orders/query", delta, body)
+		require.Equal(t, 200, r.status, "%s", r.body)
+		return len(r.lines(t)) - 2 // protocol and metaData
+	}
+	before, version := files("{}"), metadataVersion(t, tbl.MetadataLocation())
+	require.Positive(t, before)
+	assert.Equal(t, before, files("{}"), "the same snapshot, the same files")
+
+	appendOrders(t, tbl, orders(100, 109))
+	after := files("{}")
+	assert.Greater(t, after, before, "the new snapshot's files are listed")
+	assert.Equal(t, after, files("{}"))
+	assert.Equal(t, before, files(fmt.Sprintf(`{"version":%d}`, version)), "the older version keeps its own files")
+}

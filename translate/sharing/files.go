@@ -23,13 +23,35 @@ func (s *Server) planFiles(ctx context.Context, l *loaded, v version, q QueryReq
 	if v.Snap == nil {
 		return nil, nil
 	}
+	key := planKeyOf(v, q)
+	tasks, ok := s.plans.get(key)
+	if !ok {
+		var local bool
+		var err error
+		if tasks, local, err = s.plan(ctx, l, v, q); err != nil {
+			return nil, err
+		}
+		if local {
+			s.plans.add(key, tasks) // a backend's plan is its own to cache
+		}
+	}
+	if q.LimitHint != nil {
+		tasks = limited(tasks, *q.LimitHint)
+	}
+	return tasks, nil
+}
+
+// plan lists the files of v's snapshot that q's hints may match: planned
+// by the backend, or by lakegate over the manifests (local).
+func (s *Server) plan(ctx context.Context, l *loaded, v version, q QueryRequest) (tasks []table.FileScanTask, local bool, err error) {
 	// Planning binds names to the snapshot's own schema: a version that
 	// only changed the schema (a column added since) has columns the
 	// snapshot's files and the backend's planner do not know.
 	sch := snapshotSchema(v)
 	filter := filterOf(q, sch, s.log())
-	tasks, err := s.remotePlan(ctx, l, v, sch, filter)
+	tasks, err = s.remotePlan(ctx, l, v, sch, filter)
 	if err == nil && tasks == nil {
+		local = true
 		opts := []table.ScanOption{table.WithSnapshotID(v.Snap.SnapshotID)}
 		if filter != nil {
 			opts = append(opts, table.WithRowFilter(filter))
@@ -37,15 +59,9 @@ func (s *Server) planFiles(ctx context.Context, l *loaded, v version, q QueryReq
 		tasks, err = l.tbl.Scan(opts...).PlanFiles(ctx)
 	}
 	if err != nil {
-		return nil, s.storageError(err, "planning the files of table %q failed", l.target.Table)
+		return nil, false, s.storageError(err, "planning the files of table %q failed", l.target.Table)
 	}
-	if err := noDeletes(tasks, l.target.Table); err != nil {
-		return nil, err
-	}
-	if q.LimitHint != nil {
-		tasks = limited(tasks, *q.LimitHint)
-	}
-	return tasks, nil
+	return tasks, local, noDeletes(tasks, l.target.Table)
 }
 
 // snapshotSchema is the schema version v's snapshot was written with

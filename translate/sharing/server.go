@@ -74,6 +74,7 @@ type Server struct {
 	Log *zap.Logger
 
 	metadata metadataCache // historical metadata files, parsed
+	plans    planMemo      // files planned locally, per snapshot and hints
 }
 
 func (s *Server) log() *zap.Logger {
