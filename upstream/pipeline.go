@@ -33,6 +33,18 @@ type Pipeline struct {
 	Refresher Refresher
 
 	serve func(w http.ResponseWriter, r *http.Request, rt icerest.Route, principal string)
+	// forCaller: the backend is a CallerBackend.
+	forCaller bool
+}
+
+// A CallerBackend calls other catalogs' pipelines for the request's caller
+// (the unified catalog: its members'). The pipeline puts the caller on the
+// request's context (caller.With) before the request reaches it; other
+// backends are spared the context.
+type CallerBackend interface {
+	Backend
+	// ActsForCaller marks the backend; it does nothing.
+	ActsForCaller()
 }
 
 // A Refresher keeps tables whose truth is outside the catalog honest on
@@ -75,6 +87,7 @@ func NewPipeline(catalog string, backend Backend, opts ...PipelineOption) *Pipel
 	if p.Replayer != nil {
 		p.Replayer.backend = backend
 	}
+	_, p.forCaller = backend.(CallerBackend)
 	p.serve = p.chain()
 	return p
 }
@@ -119,6 +132,9 @@ func (p *Pipeline) Serve(w http.ResponseWriter, r *http.Request, rt icerest.Rout
 			icerest.WriteError(w, r, err)
 			return
 		}
+	}
+	if p.forCaller {
+		r = r.WithContext(caller.With(r.Context(), caller.Caller{Principal: principal, Authorization: r.Header.Get("Authorization")}))
 	}
 	if p.Refresher != nil {
 		p.serveRefreshed(w, r, rt, principal)
