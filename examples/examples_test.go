@@ -31,6 +31,9 @@ type wantCatalog struct {
 	prefix      string // checked when non-empty
 	auth        string // remote auth mode ("none" also matches no auth)
 	service     string // sigv4 service, checked when non-empty
+	// unified backend: its default member and its routes' member catalogs.
+	unifiedDefault string
+	unifiedRoutes  []string
 }
 
 // exampleCase is one adaptation of an example: the environment it runs
@@ -46,6 +49,28 @@ type exampleCase struct {
 // examples lists, per examples/<dir>/Caddyfile, a run on the file's
 // defaults (only required variables set) and a run with everything set.
 var examples = map[string]map[string]exampleCase{
+	"unified": {
+		"defaults": {
+			defaultCatalog: "all",
+			adminListen:    "localhost:2019",
+			catalogs: []wantCatalog{
+				{name: "first", embeddedDSN: dataDSN("", "first")},
+				{name: "second", embeddedDSN: dataDSN("", "second")},
+				{name: "third", embeddedDSN: dataDSN("", "third")},
+				{name: "all", unifiedDefault: "third", unifiedRoutes: []string{"first", "second"}},
+			},
+		},
+		"env": {
+			env:            map[string]string{"LAKEGATE_DATA": "/srv/lakegate", "LAKEGATE_ADDR": ":8282"},
+			defaultCatalog: "all",
+			catalogs: []wantCatalog{
+				{name: "first", embeddedDSN: dataDSN("/srv/lakegate", "first")},
+				{name: "second", embeddedDSN: dataDSN("/srv/lakegate", "second")},
+				{name: "third", embeddedDSN: dataDSN("/srv/lakegate", "third")},
+				{name: "all", unifiedDefault: "third", unifiedRoutes: []string{"first", "second"}},
+			},
+		},
+	},
 	"sharing": {
 		"defaults": {
 			defaultCatalog: "local",
@@ -228,6 +253,15 @@ var repoDataDSN = func() string {
 	return p
 }()
 
+// dataDSN is the SQLite file of an example's embedded catalog name under
+// the data directory dir ("": the repository's, as repoDataDSN).
+func dataDSN(dir, name string) string {
+	if dir == "" {
+		dir = filepath.Dir(filepath.Dir(repoDataDSN))
+	}
+	return filepath.Join(dir, name, "catalog.db")
+}
+
 // adapted is the part of the adapted JSON config the test looks at.
 type adapted struct {
 	Admin struct {
@@ -250,6 +284,12 @@ type adapted struct {
 						Service string `json:"service"`
 					} `json:"auth"`
 				} `json:"remote"`
+				Unified *struct {
+					Default string `json:"default"`
+					Routes  []struct {
+						Catalog string `json:"catalog"`
+					} `json:"routes"`
+				} `json:"unified"`
 			} `json:"catalogs"`
 		} `json:"lakegate"`
 		HTTP json.RawMessage `json:"http"`
@@ -332,6 +372,19 @@ func TestExamplesAdapt(t *testing.T) {
 
 				for i, w := range tc.catalogs {
 					c := app.Catalogs[i]
+					if w.unifiedDefault != "" {
+						assert.Nil(t, c.Remote, "%s: remote backend", w.name)
+						assert.Nil(t, c.Embedded, "%s: embedded backend", w.name)
+						if assert.NotNil(t, c.Unified, "%s: unified backend", w.name) {
+							assert.Equal(t, w.unifiedDefault, c.Unified.Default, "%s: default member", w.name)
+							var members []string
+							for _, r := range c.Unified.Routes {
+								members = append(members, r.Catalog)
+							}
+							assert.Equal(t, w.unifiedRoutes, members, "%s: route members", w.name)
+						}
+						continue
+					}
 					if w.remoteURL == "" {
 						assert.Nil(t, c.Remote, "%s: remote backend", w.name)
 						if assert.NotNil(t, c.Embedded, "%s: embedded backend", w.name) {

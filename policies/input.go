@@ -18,7 +18,7 @@ type Principal struct {
 // Resource is what the request addresses.
 type Resource struct {
 	Catalog   string   `json:"catalog,omitempty"`
-	Backend   string   `json:"backend,omitempty"` // "embedded" or "remote"
+	Backend   string   `json:"backend,omitempty"` // "embedded", "remote" or "unified"
 	Namespace []string `json:"namespace,omitempty"`
 	Table     string   `json:"table,omitempty"`
 	View      string   `json:"view,omitempty"`

@@ -6,6 +6,7 @@ package gateway
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"go.uber.org/zap"
@@ -19,6 +20,7 @@ import (
 	"github.com/lakegate/lakegate/upstream/embedded"
 	"github.com/lakegate/lakegate/upstream/icerest"
 	"github.com/lakegate/lakegate/upstream/locations"
+	"github.com/lakegate/lakegate/upstream/unified"
 )
 
 func init() {
@@ -76,11 +78,18 @@ type CatalogConfig struct {
 	// (required, unique).
 	Name string `json:"name"`
 	// Embedded serves the catalog from lakegate's own embedded catalog.
-	// Exactly one of Embedded and Remote is set.
+	// Exactly one of Embedded, Remote and Unified is set.
 	Embedded *embedded.Config `json:"embedded,omitempty"`
 	// Remote fronts an Iceberg REST catalog over HTTP. Exactly one of
-	// Embedded and Remote is set.
+	// Embedded, Remote and Unified is set.
 	Remote *upstream.RemoteConfig `json:"remote,omitempty"`
+	// Unified makes the catalog a virtual one whose namespaces live in
+	// other catalogs of this gateway (its members, embedded or remote),
+	// chosen by namespace prefix: see docs/unified.md. A member keeps its
+	// own cache, idempotency and allowed locations, so a unified catalog
+	// takes none of those. Exactly one of Embedded, Remote and Unified is
+	// set.
+	Unified *unified.Config `json:"unified,omitempty"`
 	// MaxRequestBody bounds request bodies (default 10 MiB); larger ones
 	// get 413.
 	MaxRequestBody int64 `json:"max_request_body,omitempty"`
@@ -115,6 +124,9 @@ type catalogState struct {
 	// embedded catalog's own rule, a remote's allowed_locations, or nil
 	// (a remote without them: its metadata is trusted).
 	locations *locations.Rule
+	// keyLifetime is the Idempotency-Key lifetime a unified catalog
+	// advertises: its members' shortest, when every member replays keys.
+	keyLifetime time.Duration
 	// separator is the namespace separator (decoded) clients of the
 	// gateway use for this catalog, known without asking the backend, so
 	// a request is parsed and authorized before any backend call: the
@@ -160,6 +172,9 @@ func (a *App) Provision(ctx caddy.Context) error {
 	a.guard = g
 	a.backends, a.poolKeys = map[string]*catalogState{}, &heldKeys{}
 	for _, cc := range a.Catalogs {
+		if cc.Unified != nil {
+			continue // over the others: see provisionUnified
+		}
 		b, rule, err := a.openBackend(cc)
 		if err != nil {
 			return fmt.Errorf("catalog %q: %w", cc.Name, err)
@@ -189,6 +204,58 @@ func (a *App) Provision(ctx caddy.Context) error {
 		p := upstream.NewPipeline(cc.Name, b, opts...)
 		a.backends[cc.Name] = &catalogState{cfg: cc, pipeline: p, locations: rule, separator: clientSeparator(cc)}
 	}
+	for _, cc := range a.Catalogs {
+		if cc.Unified != nil {
+			if err := a.provisionUnified(cc); err != nil {
+				return fmt.Errorf("catalog %q: %w", cc.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// provisionUnified builds a unified catalog over its members' pipelines,
+// provisioned before it: a request through it runs the member's whole
+// pipeline (replay, cache, confinement, breaker) under the member's
+// names. Its files may be read where its members' may (nil when a member
+// is not confined by lakegate).
+func (a *App) provisionUnified(cc CatalogConfig) error {
+	members := map[string]unified.Member{}
+	var rules []*locations.Rule
+	confined := true
+	var lifetime time.Duration
+	replays := true
+	for _, name := range cc.Unified.Members() {
+		m, ok := a.backends[name]
+		if !ok || m.cfg.Unified != nil {
+			return fmt.Errorf("unified member %q is not an embedded or remote catalog of this gateway", name)
+		}
+		members[name] = m.pipeline
+		rules = append(rules, m.locations)
+		confined = confined && m.locations != nil
+		if rp := m.pipeline.Replayer; rp != nil && replays {
+			if lifetime == 0 || rp.Lifetime() < lifetime {
+				lifetime = rp.Lifetime()
+			}
+		} else {
+			replays = false
+		}
+	}
+	b, err := unified.New(cc.Name, *cc.Unified, members)
+	if err != nil {
+		return err
+	}
+	if cc.MaxRequestBody <= 0 {
+		cc.MaxRequestBody = defaultMaxRequestBody
+	}
+	st := &catalogState{cfg: cc, pipeline: upstream.NewPipeline(cc.Name, b), separator: clientSeparator(cc)}
+	if confined {
+		st.locations = locations.Union(rules...)
+	}
+	if replays {
+		st.keyLifetime = lifetime
+	}
+	a.backends[cc.Name] = st
 	return nil
 }
 
@@ -212,6 +279,8 @@ func (a *App) openBackend(cc CatalogConfig) (upstream.Backend, *locations.Rule, 
 	switch {
 	case cc.Embedded != nil && cc.Remote != nil:
 		return nil, nil, fmt.Errorf("configure one backend: embedded or remote, not both")
+	case cc.Unified != nil:
+		return nil, nil, fmt.Errorf("configure one backend: embedded, remote or unified")
 	case cc.Remote != nil:
 		var rule *locations.Rule
 		if len(cc.AllowedLocations) > 0 {
@@ -229,7 +298,7 @@ func (a *App) openBackend(cc CatalogConfig) (upstream.Backend, *locations.Rule, 
 		}
 		return upstream.NewLocal(cc.Name, lazy), rule, nil
 	}
-	return nil, nil, fmt.Errorf("no backend configured (embedded or remote)")
+	return nil, nil, fmt.Errorf("no backend configured (embedded, remote or unified)")
 }
 
 // configuredApp is the lakegate app a front door serves. Caddy's ctx.App
@@ -258,6 +327,9 @@ func (a *App) Validate() error {
 		}
 		seen[cc.Name] = true
 	}
+	if err := a.validateUnified(); err != nil {
+		return err
+	}
 	if a.DefaultCatalog != "" && !seen[a.DefaultCatalog] {
 		return fmt.Errorf("default_catalog %q is not a configured catalog", a.DefaultCatalog)
 	}
@@ -268,6 +340,41 @@ func (a *App) Validate() error {
 	for path, v := range map[string]any{"catalogs": a.Catalogs, "identity": a.Identity, "cache": a.CacheLimits} {
 		if err := duration.CheckNonNegative(path, v); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// validateUnified checks every unified catalog: one backend only, members
+// that are embedded or remote catalogs of this gateway, and none of the
+// stages its members carry for it.
+func (a *App) validateUnified() error {
+	kinds := map[string]bool{}
+	for _, cc := range a.Catalogs {
+		kinds[cc.Name] = cc.Unified != nil
+	}
+	for _, cc := range a.Catalogs {
+		u := cc.Unified
+		if u == nil {
+			continue
+		}
+		switch {
+		case cc.Embedded != nil || cc.Remote != nil:
+			return fmt.Errorf("catalog %q: configure one backend: embedded, remote or unified", cc.Name)
+		case cc.Cache != nil || cc.Idempotency != nil || len(cc.AllowedLocations) > 0:
+			return fmt.Errorf("catalog %q: a unified catalog takes no cache, idempotency or allowed_locations: its members' own apply", cc.Name)
+		}
+		if err := u.Validate(); err != nil {
+			return fmt.Errorf("catalog %q: %w", cc.Name, err)
+		}
+		for _, m := range u.Members() {
+			unifiedMember, ok := kinds[m]
+			switch {
+			case !ok:
+				return fmt.Errorf("catalog %q: unified member %q is not a configured catalog", cc.Name, m)
+			case unifiedMember:
+				return fmt.Errorf("catalog %q: unified member %q is itself unified", cc.Name, m)
+			}
 		}
 	}
 	return nil
@@ -302,10 +409,14 @@ func (a *App) Cleanup() error {
 	return nil
 }
 
-// backendKind names the backend kind for policies ("embedded", "remote").
+// backendKind names the backend kind for policies ("embedded", "remote",
+// "unified").
 func (c *catalogState) backendKind() string {
 	if c.cfg.Remote != nil {
 		return "remote"
+	}
+	if c.cfg.Unified != nil {
+		return "unified"
 	}
 	return "embedded"
 }

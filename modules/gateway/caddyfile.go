@@ -2,12 +2,14 @@ package gateway
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 
 	"github.com/lakegate/lakegate/upstream"
 	"github.com/lakegate/lakegate/upstream/embedded"
+	"github.com/lakegate/lakegate/upstream/unified"
 )
 
 func init() {
@@ -29,6 +31,10 @@ func init() {
 //			max_request_body <size>
 //			allowed_locations <path | url>...
 //			remote <url> { see parseRemote }
+//			unified {
+//				route <namespace> <catalog> [as <namespace>]   namespaces dotted: sales.eu
+//				default <catalog>
+//			}
 //			embedded {
 //				database  sqlite|postgres
 //				dsn       <sqlite file | postgres url>
@@ -142,6 +148,7 @@ func parseCatalog(d *caddyfile.Dispenser) (CatalogConfig, error) {
 			cc.Remote, err = parseRemote(d)
 			return err
 		},
+		"unified":     fresh(&cc.Unified, "unified", unifiedGrammar),
 		"cache":       fresh(&cc.Cache, "cache", catalogCacheGrammar),
 		"idempotency": fresh(&cc.Idempotency, "idempotency", idempotencyGrammar),
 		"allowed_locations": func(d *caddyfile.Dispenser) error {
@@ -187,6 +194,28 @@ func parseEmbedded(d *caddyfile.Dispenser) (*embedded.Config, error) {
 	}
 	cfg.Warehouse = localPath(dir, cfg.Warehouse)
 	return cfg, nil
+}
+
+// unifiedGrammar is a catalog's `unified { route <namespace> <catalog>
+// [as <namespace>]; default <catalog> }`; a namespace's levels are
+// separated by dots.
+func unifiedGrammar(cfg *unified.Config) block {
+	return block{
+		"route": func(d *caddyfile.Dispenser) error {
+			const usage = "route <namespace> <catalog> [as <namespace>]"
+			args := d.RemainingArgs()
+			if (len(args) != 2 && len(args) != 4) || (len(args) == 4 && args[2] != "as") {
+				return argsErr(d, "route", usage)
+			}
+			r := unified.Rule{Namespace: strings.Split(args[0], "."), Catalog: args[1]}
+			if len(args) == 4 {
+				r.As = strings.Split(args[3], ".")
+			}
+			cfg.Routes = append(cfg.Routes, r)
+			return nil
+		},
+		"default": named(&cfg.Default, "the member catalog of every namespace no route covers"),
+	}
 }
 
 // idempotencyGrammar is a catalog's `idempotency { lifetime <d>; lease <d>;

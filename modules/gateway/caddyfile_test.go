@@ -193,6 +193,10 @@ func TestAdaptRejectsBadOptions(t *testing.T) {
 		"unknown embedded option": `{ lakegate { catalog a { embedded { colour blue } } } }`,
 		"bad token_ttl":           `{ lakegate { catalog a { embedded { token_ttl soon } } } }`,
 		"handler with arguments":  ":8080 {\n lakegate_iceberg extra\n}",
+		"unified route of one":    "{\n lakegate {\n catalog a {\n unified {\n route a\n }\n }\n }\n}",
+		"unified route to":        "{\n lakegate {\n catalog a {\n unified {\n route a m to b\n }\n }\n }\n}",
+		"unified route as":        "{\n lakegate {\n catalog a {\n unified {\n route a m as\n }\n }\n }\n}",
+		"unified default of two":  "{\n lakegate {\n catalog a {\n unified {\n default m n\n }\n }\n }\n}",
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(cf), nil)
@@ -600,6 +604,7 @@ func TestCaddyfileUnknownOptionNamesItsBlock(t *testing.T) {
 		`unknown policy option "colour"`:                                              app("policy {\ncolour blue\n}"),
 		`unknown catalog option "colour"`:                                             catalog("colour blue"),
 		`unknown embedded option "colour"`:                                            catalog("embedded {\ncolour blue\n}"),
+		`unknown unified option "colour"`:                                             catalog("unified {\ncolour blue\n}"),
 		`unknown idempotency option "colour"`:                                         catalog("idempotency {\ncolour blue\n}"),
 		`unknown cache option "max_entries"`:                                          catalog("cache {\nmax_entries 1\n}"),
 		`unknown remote option "colour"`:                                              remote("colour blue"),

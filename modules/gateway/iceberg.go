@@ -328,6 +328,8 @@ func gatewayConfig(cat *catalogState, cc *upstream.CatalogConfig, r *http.Reques
 	out := configResponse{Defaults: map[string]string{}, Overrides: map[string]string{}}
 	if rp := cat.pipeline.Replayer; rp != nil {
 		out.IdempotencyKeyLifetime = isoDuration(rp.Lifetime())
+	} else if cat.keyLifetime > 0 {
+		out.IdempotencyKeyLifetime = isoDuration(cat.keyLifetime)
 	}
 	for k, v := range cc.Defaults {
 		if k != "uri" && k != "prefix" {

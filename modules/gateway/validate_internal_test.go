@@ -13,6 +13,8 @@ import (
 	"github.com/lakegate/lakegate/duration"
 	"github.com/lakegate/lakegate/policies"
 	"github.com/lakegate/lakegate/upstream"
+	"github.com/lakegate/lakegate/upstream/embedded"
+	"github.com/lakegate/lakegate/upstream/unified"
 )
 
 // A negative age, lifetime or timeout is refused at validation ("lakegate
@@ -70,4 +72,36 @@ func TestValidateCreatesNoFiles(t *testing.T) {
 	t.Cleanup(func() { _ = caddy.Stop() })
 	assert.FileExists(t, dir+"/db/catalog.db", "a load opens the catalog")
 	assert.DirExists(t, dir+"/warehouse")
+}
+
+// A unified catalog names catalogs of this gateway that are not unified,
+// has no backend of its own and carries no stage its members carry.
+func TestValidateUnifiedCatalogs(t *testing.T) {
+	emb := CatalogConfig{Name: "m", Embedded: &embedded.Config{}}
+	u := func(cc CatalogConfig) App {
+		cc.Name = "all"
+		if cc.Unified == nil {
+			cc.Unified = &unified.Config{Default: "m"}
+		}
+		return App{Catalogs: []CatalogConfig{emb, cc}}
+	}
+	for _, tc := range []struct {
+		want string
+		app  App
+	}{
+		{`unified member "nope" is not a configured catalog`, u(CatalogConfig{Unified: &unified.Config{Default: "nope"}})},
+		{`unified member "all" is itself unified`, u(CatalogConfig{Unified: &unified.Config{Default: "all"}})},
+		{"takes no cache, idempotency or allowed_locations", u(CatalogConfig{Cache: &upstream.CacheConfig{}})},
+		{"takes no cache, idempotency or allowed_locations", u(CatalogConfig{Idempotency: &upstream.ReplayConfig{}})},
+		{"takes no cache, idempotency or allowed_locations", u(CatalogConfig{AllowedLocations: []string{"/x"}})},
+		{"configure one backend", u(CatalogConfig{Remote: &upstream.RemoteConfig{URL: "http://x"}})},
+		{"route a is configured twice", u(CatalogConfig{Unified: &unified.Config{Routes: []unified.Rule{
+			{Namespace: []string{"a"}, Catalog: "m"}, {Namespace: []string{"a"}, Catalog: "m"}}}})},
+	} {
+		err := tc.app.Validate()
+		require.Error(t, err, tc.want)
+		assert.Contains(t, err.Error(), tc.want)
+	}
+	fine := u(CatalogConfig{})
+	assert.NoError(t, fine.Validate())
 }

@@ -45,6 +45,18 @@ func New(roots ...string) (*Rule, error) {
 	return r, nil
 }
 
+// Union is the rule that allows what any of rules allows (nil ones allow
+// nothing).
+func Union(rules ...*Rule) *Rule {
+	u := &Rule{}
+	for _, r := range rules {
+		if r != nil {
+			u.roots = append(u.roots, r.roots...)
+		}
+	}
+	return u
+}
+
 // Allows reports whether loc is one of the roots or lies below one.
 func (r *Rule) Allows(loc string) bool { return r.Check(loc) == nil }
 
