@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -303,7 +304,7 @@ func (b *Backend) call(r *http.Request, mem Member, rt icerest.Route, body []byt
 		out.URL.RawQuery = *query
 	}
 	out.URL.RawPath = rt.Path(rt.Prefix, "%1F")
-	out.URL.Path = ""
+	out.URL.Path, _ = url.PathUnescape(out.URL.RawPath)
 	out.RequestURI = ""
 	principal := caller.From(r.Context()).Principal
 	return upstream.Capture(func(w http.ResponseWriter, r *http.Request, rt icerest.Route) {

@@ -116,13 +116,11 @@ func (b *Backend) listNamespaces(w http.ResponseWriter, r *http.Request, rt icer
 		if m := b.router.fallback(); m != nil {
 			home = &target{m: m, mem: b.members[m.member]}
 		}
-	} else {
-		t, err := b.target(parent)
-		if err != nil {
-			return err
-		}
+	} else if t, err := b.target(parent); err == nil {
 		home = &t
-	}
+	} else if !b.router.ruleBelow(parent) {
+		return err
+	} // else a level on the way to rules, in no member: their children only
 	if pos.Source == 1 && (home == nil || pos.Member != home.m.member) {
 		return icerest.Errorf(http.StatusBadRequest, icerest.BadRequest, "invalid pageToken: not one of this listing")
 	}
@@ -260,7 +258,8 @@ func (b *Backend) ruleChildren(r *http.Request, parent []string, home *target) [
 		}
 		seen[key] = true
 		t, err := b.target(v)
-		if err != nil {
+		if err != nil { // in no member: a level on the way to rules
+			out = append(out, v)
 			continue
 		}
 		// The member listing shows the children it holds under the same

@@ -161,12 +161,39 @@ func TestNamespaceOperationsRouted(t *testing.T) {
 	assert.Equal(t, http.StatusNoContent, rec.Code)
 	rec = do(t, noDefault, http.MethodGet, "/v1/all/namespaces/p", "")
 	assert.JSONEq(t, `{"namespace":["p"],"properties":{}}`, rec.Body.String())
+	assert.Equal(t, []string{"p"}, listAll(t, noDefault, "", 0))
+	assert.Equal(t, []string{"p.q"}, listAll(t, noDefault, "p", 0))
+	rec = do(t, noDefault, http.MethodGet, "/v1/all/namespaces?parent=elsewhere", "")
+	assert.Equal(t, http.StatusNotFound, rec.Code)
 	// Without a default, a namespace no rule covers is no namespace.
 	rec = do(t, noDefault, http.MethodGet, "/v1/all/namespaces/elsewhere", "")
 	assert.Equal(t, http.StatusNotFound, rec.Code)
 	assert.Contains(t, rec.Body.String(), icerest.NoSuchNamespace)
 	rec = do(t, noDefault, http.MethodPost, "/v1/all/namespaces", `{"namespace":["elsewhere"]}`)
 	assert.Equal(t, http.StatusNotFound, rec.Code)
+}
+
+// Scan planning, credentials and metrics go to the table's member, under
+// its names, with their bodies as they are.
+func TestTableOperationsRouted(t *testing.T) {
+	b, fakes := fixture(t)
+	for _, c := range []struct{ method, path, body, op string }{
+		{http.MethodPost, "/v1/all/namespaces/sales%1Feu/tables/t/plan", `{"snapshot-id":1}`, icerest.OpPlanTableScan},
+		{http.MethodGet, "/v1/all/namespaces/sales%1Feu/tables/t/plan/p1", "", icerest.OpFetchPlanningResult},
+		{http.MethodPost, "/v1/all/namespaces/sales%1Feu/tables/t/tasks", `{"plan-task":"x"}`, icerest.OpFetchScanTasks},
+		{http.MethodGet, "/v1/all/namespaces/sales%1Feu/tables/t/credentials", "", icerest.OpLoadCredentials},
+		{http.MethodPost, "/v1/all/namespaces/sales%1Feu/tables/t/metrics", `{"report-type":"scan-report"}`, icerest.OpReportMetrics},
+		{http.MethodDelete, "/v1/all/namespaces/sales%1Feu/tables/t", "", icerest.OpDropTable},
+		{http.MethodHead, "/v1/all/namespaces/sales%1Feu/views/v", "", icerest.OpViewExists},
+	} {
+		rec := do(t, b, c.method, c.path, c.body)
+		require.Equal(t, http.StatusNoContent, rec.Code, "%s: %s", c.op, rec.Body.String())
+		calls := fakes["prod"].Calls()
+		last := calls[len(calls)-1]
+		assert.Equal(t, c.op, last.Op)
+		assert.Equal(t, levels("eu"), last.Namespace, c.op)
+		assert.Equal(t, c.body, last.Body, c.op)
+	}
 }
 
 // Every answer that carries identifiers carries the unified names.
