@@ -25,7 +25,8 @@ import (
 // every call it was sent.
 type fakeMember struct {
 	name       string
-	pageSize   int // its own largest page (0: everything)
+	pageSize   int  // its own largest page (0: everything)
+	ownPages   bool // pages by pageSize alone, ignoring the client's
 	namespaces [][]string
 	tables     map[string][]string // dotted namespace -> names
 	config     upstream.CatalogConfig
@@ -150,7 +151,7 @@ func (f *fakeMember) list(w http.ResponseWriter, r *http.Request) {
 		start, _ = strconv.Atoi(string(raw))
 	}
 	n := len(children) - start
-	if s, _ := strconv.Atoi(q.Get("pageSize")); s > 0 && s < n {
+	if s, _ := strconv.Atoi(q.Get("pageSize")); s > 0 && s < n && !f.ownPages {
 		n = s
 	}
 	if f.pageSize > 0 && f.pageSize < n {

@@ -66,10 +66,17 @@ func TestMergedListingsAndPagination(t *testing.T) {
 		"sales":    {"sales.eu", "sales.us"},
 		"sales.eu": {"sales.eu.de", "sales.eu.fr"},
 	}
-	for _, memberPage := range []int{0, 1, 2, 3} {
+	for _, memberPage := range []int{-1, 0, 1, 2, 3} {
 		b, fakes := fixture(t)
-		for _, f := range fakes {
-			f.pageSize = memberPage
+		// each member pages on its own: 0 (all at once) or 1 to 5; -1:
+		// members that ignore pageSize and answer pages of 3
+		for i, name := range []string{"first", "second", "prod", "third"} {
+			switch {
+			case memberPage < 0:
+				fakes[name].pageSize, fakes[name].ownPages = 3, true
+			case memberPage > 0:
+				fakes[name].pageSize = (memberPage+i)%5 + 1
+			}
 		}
 		for parent, names := range want {
 			for _, size := range []int{0, 1, 2, 3, 5, 100} {
