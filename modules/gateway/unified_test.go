@@ -198,3 +198,60 @@ func TestUnifiedConfig(t *testing.T) {
 	assert.Contains(t, string(body), `"GET /v1/{prefix}/namespaces/{namespace}/views/{view}"`)
 	assert.True(t, strings.Contains(string(body), `"endpoints"`))
 }
+
+// A route with `as` over an embedded member with its own namespace
+// separator: the unified sales.eu is the member's eu, both ways, and the
+// member's storage defaults travel with its tables.
+func TestUnifiedRenamedPrefix(t *testing.T) {
+	first := embeddedCatalog(t, "first")
+	emb := first["embedded"].(map[string]any)
+	emb["namespace_separator"] = "."
+	emb["properties"] = map[string]string{"s3.region": "eu-first"}
+	base := gateway(t, map[string]any{"catalogs": []any{first, embeddedCatalog(t, "third"),
+		map[string]any{"name": "u", "unified": map[string]any{
+			"routes":  []any{map[string]any{"namespace": []string{"sales", "eu"}, "catalog": "first", "as": []string{"eu"}}},
+			"default": "third",
+		}}}})
+	call := func(method, path, body string) (int, string) {
+		req, err := http.NewRequest(method, base+path, strings.NewReader(body))
+		require.NoError(t, err)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, string(b)
+	}
+	for _, ns := range []string{`["sales"]`, `["sales","eu"]`, `["sales","eu","de"]`} {
+		status, body := call(http.MethodPost, "/v1/u/namespaces", `{"namespace":`+ns+`}`)
+		require.Equal(t, http.StatusOK, status, body)
+		assert.Contains(t, body, `"namespace":`+ns)
+	}
+	ctx := context.Background()
+	_, err := gatewayClient(t, base, "u").CreateTable(ctx, table.Identifier{"sales", "eu", "de", "orders"}, embeddedtest.EventSchema)
+	require.NoError(t, err)
+	_, err = gatewayClient(t, base, "u").CreateTable(ctx, table.Identifier{"sales", "totals"}, embeddedtest.EventSchema)
+	require.NoError(t, err)
+
+	status, body := call(http.MethodGet, "/v1/first/namespaces?parent=eu", "")
+	require.Equal(t, http.StatusOK, status, body)
+	assert.JSONEq(t, `{"namespaces":[["eu","de"]]}`, body, "the member's own names")
+	status, body = call(http.MethodGet, "/v1/u/namespaces?parent=sales", "")
+	require.Equal(t, http.StatusOK, status, body)
+	assert.JSONEq(t, `{"namespaces":[["sales","eu"]]}`, body)
+	status, body = call(http.MethodGet, "/v1/u/namespaces/sales%1Feu%1Fde/tables", "")
+	require.Equal(t, http.StatusOK, status, body)
+	assert.JSONEq(t, `{"identifiers":[{"namespace":["sales","eu","de"],"name":"orders"}]}`, body)
+
+	status, body = call(http.MethodGet, "/v1/u/namespaces/sales%1Feu%1Fde/tables/orders", "")
+	require.Equal(t, http.StatusOK, status, body)
+	assert.Contains(t, body, `"s3.region":"eu-first"`, "the member's defaults go with its tables")
+
+	status, body = call(http.MethodPost, "/v1/u/transactions/commit", `{"table-changes":[
+		{"identifier":{"namespace":["sales","eu","de"],"name":"orders"},"requirements":[],"updates":[{"action":"set-properties","updates":{"k":"v"}}]},
+		{"identifier":{"namespace":["sales"],"name":"totals"},"requirements":[],"updates":[{"action":"set-properties","updates":{"k":"v"}}]}]}`)
+	assert.Equal(t, http.StatusNotAcceptable, status, body)
+	assert.Equal(t, "UnsupportedOperationException", errorType([]byte(body)))
+	tbl, err := gatewayClient(t, base, "first").LoadTable(ctx, table.Identifier{"eu", "de", "orders"})
+	require.NoError(t, err)
+	assert.Empty(t, tbl.Properties()["k"], "nothing committed")
+}

@@ -107,7 +107,7 @@ func (b *Backend) defaultNamespaceToMember(v doc, t target) error {
 
 // answer is a member's 200 answer with the member's names turned into the
 // unified catalog's, and a table's config completed with the member's
-// overrides (tableOverrides).
+// settings (memberSettings, tableOverrides).
 func (b *Backend) answer(ctx context.Context, rt icerest.Route, t target, body []byte) ([]byte, error) {
 	var fields func(doc) error
 	switch rt.Operation {
@@ -118,11 +118,11 @@ func (b *Backend) answer(ctx context.Context, rt icerest.Route, t target, body [
 	case icerest.OpLoadNamespaceMetadata, icerest.OpCreateNamespace:
 		fields = func(d doc) error { return b.namespaceToVirtual(d, "namespace", t) }
 	case icerest.OpLoadTable, icerest.OpCreateTable, icerest.OpRegisterTable:
-		cc, err := t.mem.Config(ctx)
-		if err != nil || len(cc.Overrides) == 0 {
-			return body, nil //nolint:nilerr // the member answered; its config only adds to it
+		extra := b.memberSettings(ctx, t.mem)
+		if len(extra) == 0 {
+			return body, nil
 		}
-		fields = func(d doc) error { return tableOverrides(d, cc.Overrides) }
+		fields = func(d doc) error { return tableOverrides(d, extra) }
 	case icerest.OpLoadView, icerest.OpCreateView, icerest.OpReplaceView, icerest.OpRegisterView:
 		fields = func(d doc) error {
 			return d.nested("metadata", func(m doc) error {
@@ -155,16 +155,48 @@ func (b *Backend) namespaceToVirtual(d doc, name string, t target) error {
 	return nil
 }
 
-// tableOverrides puts a member's /v1/config overrides into a table
+// memberSettings are the settings of member mem's /v1/config that a
+// client of the unified catalog would miss: its overrides, and its
+// defaults that the unified catalog's /v1/config does not advertise (the
+// members do not all agree on them). Keys about the catalog connection
+// itself (catalogLevelKey) are not a table's. A member whose config
+// cannot be had adds nothing: its answer stands as it is.
+func (b *Backend) memberSettings(ctx context.Context, mem Member) map[string]string {
+	cc, err := mem.Config(ctx)
+	if err != nil {
+		return nil
+	}
+	var agreed map[string]string
+	if len(cc.Defaults) > 0 {
+		if u, err := b.Config(ctx); err == nil {
+			agreed = u.Defaults
+		}
+	}
+	out := map[string]string{}
+	for k, v := range cc.Defaults {
+		if a, ok := agreed[k]; !catalogLevelKey(k) && (!ok || a != v) {
+			out[k] = v
+		}
+	}
+	for k, v := range cc.Overrides {
+		if !catalogLevelKey(k) {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// tableOverrides puts a member's settings (memberSettings) into a table
 // answer's `config`, leaving every key the answer sets itself. A client
 // of the unified catalog gets the unified catalog's /v1/config, not the
 // member's, so the member's storage settings (s3.endpoint,
-// s3.path-style-access, credentials it hands every client, io-impl...)
-// reach the client through the table: Iceberg Java, PyIceberg and
-// iceberg-go all set a table's FileIO up from the catalog's properties
-// with the table's config applied over them. Keys about the catalog
-// connection itself (catalogLevelKey) are not a table's.
-func tableOverrides(d doc, overrides map[string]string) error {
+// s3.path-style-access, a region, credentials it hands every client,
+// io-impl...) reach the client through the table: Iceberg Java, PyIceberg
+// and iceberg-go all set a table's FileIO up from the catalog's
+// properties with the table's config applied over them. A member default
+// put there wins over the client's own setting, as an override would: it
+// is the one the member's tables are read with.
+func tableOverrides(d doc, settings map[string]string) error {
 	cfg := map[string]string{}
 	if raw, ok := d["config"]; ok && !isNull(raw) {
 		if err := json.Unmarshal(raw, &cfg); err != nil {
@@ -172,8 +204,8 @@ func tableOverrides(d doc, overrides map[string]string) error {
 		}
 	}
 	changed := false
-	for k, v := range overrides {
-		if _, set := cfg[k]; set || catalogLevelKey(k) {
+	for k, v := range settings {
+		if _, set := cfg[k]; set {
 			continue
 		}
 		cfg[k], changed = v, true

@@ -298,13 +298,19 @@ func TestAcrossMembersRefused(t *testing.T) {
 	assert.Zero(t, totalCalls(fakes), "no member was called")
 }
 
-// A table answer carries its member's overrides in its config, without
-// replacing what the member set for the table; a 304 stays a 304.
+// A table answer carries its member's overrides, and the defaults the
+// members do not agree on, in its config, without replacing what the
+// member set for the table; a 304 stays a 304.
 func TestTableConfigFromMemberOverrides(t *testing.T) {
 	b, fakes := fixture(t)
 	fakes["first"].config.Overrides = map[string]string{
 		"s3.endpoint": "http://member-wide", "s3.path-style-access": "true",
 		"uri": "http://first", "prefix": "p", "namespace-separator": "%2E", "header.X": "y",
+	}
+	// A default every member agrees on is the unified catalog's own; one
+	// they do not agree on goes with the table.
+	for _, f := range fakes {
+		f.config.Defaults = map[string]string{"write.format.default": "parquet", "s3.region": "r-" + f.name}
 	}
 	rec := do(t, b, http.MethodGet, "/v1/all/namespaces/a/tables/t", "")
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
@@ -312,7 +318,10 @@ func TestTableConfigFromMemberOverrides(t *testing.T) {
 		Config map[string]string `json:"config"`
 	}
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &got))
-	assert.Equal(t, map[string]string{"s3.endpoint": "http://table-own", "s3.path-style-access": "true"}, got.Config)
+	assert.Equal(t, map[string]string{"s3.endpoint": "http://table-own", "s3.path-style-access": "true", "s3.region": "r-first"}, got.Config)
+	cc, err := b.Config(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"write.format.default": "parquet"}, cc.Defaults)
 	assert.Equal(t, `"v1"`, rec.Header().Get("ETag"))
 
 	req, _ := http.NewRequest(http.MethodGet, "/v1/all/namespaces/a/tables/t", nil)
