@@ -197,6 +197,7 @@ func TestUnifiedConfig(t *testing.T) {
 	assert.Contains(t, string(body), `"prefix":"all"`)
 	assert.Contains(t, string(body), `"GET /v1/{prefix}/namespaces/{namespace}/views/{view}"`)
 	assert.True(t, strings.Contains(string(body), `"endpoints"`))
+	assert.NotContains(t, string(body), "idempotency-key-lifetime", "no member replays keys")
 }
 
 // A route with `as` over an embedded member with its own namespace
@@ -254,4 +255,35 @@ func TestUnifiedRenamedPrefix(t *testing.T) {
 	tbl, err := gatewayClient(t, base, "first").LoadTable(ctx, table.Identifier{"eu", "de", "orders"})
 	require.NoError(t, err)
 	assert.Empty(t, tbl.Properties()["k"], "nothing committed")
+}
+
+// Idempotency-Key replay is the members': a keyed write through the
+// unified catalog, retried, is replayed by the member that ran it, and
+// the unified /v1/config advertises the members' key lifetime.
+func TestUnifiedIdempotencyIsTheMembers(t *testing.T) {
+	base := unifiedGateway(t, nil, map[string]any{"idempotency": map[string]any{"lifetime": "20m"}})
+	post := func(key string) (int, string) {
+		req, err := http.NewRequest(http.MethodPost, base+"/v1/all/namespaces", strings.NewReader(`{"namespace":["b"]}`))
+		require.NoError(t, err)
+		req.Header.Set("Idempotency-Key", key)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, string(b)
+	}
+	key := "01890a5d-ac96-774b-bcce-b302099a8057"
+	status, first := post(key)
+	require.Equal(t, http.StatusOK, status, first)
+	status, again := post(key)
+	assert.Equal(t, http.StatusOK, status, "the retry is replayed, not a conflict: %s", again)
+	assert.JSONEq(t, first, again)
+	status, other := post("01890a5d-ac96-774b-bcce-b302099a8058")
+	assert.Equal(t, http.StatusConflict, status, "a new key runs again: %s", other)
+
+	resp, err := http.Get(base + "/v1/config?warehouse=all")
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Contains(t, string(body), `"idempotency-key-lifetime":"PT20M"`)
 }
