@@ -25,6 +25,12 @@ func With(ctx context.Context, c Caller) context.Context {
 	return context.WithValue(ctx, key{}, c)
 }
 
+// Present reports whether ctx carries a caller.
+func Present(ctx context.Context) bool {
+	_, ok := ctx.Value(key{}).(Caller)
+	return ok
+}
+
 // From is the caller ctx carries; its Principal is "anonymous" when unset.
 func From(ctx context.Context) Caller {
 	c, _ := ctx.Value(key{}).(Caller)

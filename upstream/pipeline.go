@@ -38,9 +38,11 @@ type Pipeline struct {
 }
 
 // A CallerBackend calls other catalogs' pipelines for the request's caller
-// (the unified catalog: its members'). The pipeline puts the caller on the
-// request's context (caller.With) before the request reaches it; other
-// backends are spared the context.
+// (the unified catalog: its members'). The front doors put the caller on
+// the request's context; where one did not (the Sharing door keeps its
+// recipients' tokens off it), the pipeline puts the principal there, and
+// no Authorization, so a member configured to pass tokens through never
+// forwards one the door withheld.
 type CallerBackend interface {
 	Backend
 	// ActsForCaller marks the backend; it does nothing.
@@ -133,8 +135,8 @@ func (p *Pipeline) Serve(w http.ResponseWriter, r *http.Request, rt icerest.Rout
 			return
 		}
 	}
-	if p.forCaller {
-		r = r.WithContext(caller.With(r.Context(), caller.Caller{Principal: principal, Authorization: r.Header.Get("Authorization")}))
+	if p.forCaller && !caller.Present(r.Context()) {
+		r = r.WithContext(caller.With(r.Context(), caller.Caller{Principal: principal}))
 	}
 	if p.Refresher != nil {
 		p.serveRefreshed(w, r, rt, principal)
