@@ -267,6 +267,13 @@ func (b *Backend) acrossTables(w http.ResponseWriter, r *http.Request, rt iceres
 			what := "a transaction"
 			if rt.Operation != icerest.OpCommitTransaction {
 				what = "a rename"
+				// A rename into a namespace that does not exist is a 404
+				// anywhere else; clients (and Iceberg's suites) expect it
+				// before the refusal. Asking is a read: nothing is moved.
+				if exists, ok := b.exists(r, t); ok && !exists {
+					return icerest.Errorf(http.StatusNotFound, icerest.NoSuchNamespace,
+						"namespace %s does not exist", dotted(id.Namespace))
+				}
 			}
 			return icerest.Errorf(http.StatusNotAcceptable, icerest.UnsupportedOperation,
 				"%s across member catalogs of the unified catalog %q is not supported: %s is in %q, %s in %q",

@@ -279,7 +279,9 @@ func TestIdentifiersRewrittenInRequests(t *testing.T) {
 }
 
 // A rename or a transaction across members is refused before any member
-// is called.
+// is written to: a transaction with no member call at all, a rename after
+// asking the destination's member whether the namespace exists (a rename
+// into a missing namespace is the spec's 404).
 func TestAcrossMembersRefused(t *testing.T) {
 	b, fakes := fixture(t)
 	for _, body := range []struct{ path, body string }{
@@ -295,7 +297,16 @@ func TestAcrossMembersRefused(t *testing.T) {
 		assert.Contains(t, rec.Body.String(), icerest.UnsupportedOperation)
 		assert.Regexp(t, `in \\"(first|third)\\".*in \\"(second|prod|third)\\"`, rec.Body.String())
 	}
-	assert.Zero(t, totalCalls(fakes), "no member was called")
+	for name, f := range fakes {
+		for _, c := range f.Calls() {
+			assert.Equal(t, icerest.OpNamespaceExists, c.Op, "member %s: only asked whether a namespace exists", name)
+		}
+	}
+
+	rec := do(t, b, http.MethodPost, "/v1/all/tables/rename",
+		`{"source":{"namespace":["a"],"name":"t"},"destination":{"namespace":["nowhere"],"name":"t"}}`)
+	assert.Equal(t, http.StatusNotFound, rec.Code, rec.Body.String())
+	assert.Contains(t, rec.Body.String(), icerest.NoSuchNamespace)
 }
 
 // A table answer carries its member's overrides, and the defaults the
