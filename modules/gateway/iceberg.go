@@ -55,9 +55,14 @@ func (h *IcebergHandler) Provision(ctx caddy.Context) error {
 	return nil
 }
 
-// ServeHTTP serves /v1/... and passes anything else to next.
+// ServeHTTP serves /v1/... and /lakegate/catalogs (discovery.go), and
+// passes anything else to next.
 func (h *IcebergHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	path := r.URL.EscapedPath()
+	if path == catalogsPath {
+		h.serveCatalogs(w, r)
+		return nil
+	}
 	if !strings.HasPrefix(path, "/v1/") {
 		return serveOrNotFound(w, r, next)
 	}
