@@ -189,6 +189,12 @@ func (b *Backend) inNamespace(w http.ResponseWriter, r *http.Request, rt icerest
 	if rec.Status == http.StatusNotFound && b.pathToRules(w, rt) {
 		return nil
 	}
+	return b.reply(w, r, rt, t, rec)
+}
+
+// reply writes the member's answer rec, its names rewritten back to the
+// unified catalog's when it succeeded.
+func (b *Backend) reply(w http.ResponseWriter, r *http.Request, rt icerest.Route, t target, rec *upstream.Captured) error {
 	if rec.Status == http.StatusOK {
 		out, err := b.answer(r.Context(), rt, t, rec.Bytes())
 		if err != nil {
@@ -233,16 +239,7 @@ func (b *Backend) createNamespace(w http.ResponseWriter, r *http.Request, rt ice
 	if err != nil {
 		return err
 	}
-	rec := b.call(r, t.mem, memberRoute(rt, t), body, nil)
-	if rec.Status == http.StatusOK {
-		out, err := b.answer(r.Context(), rt, t, rec.Bytes())
-		if err != nil {
-			return err
-		}
-		rec.SetBytes(out)
-	}
-	rec.WriteTo(w)
-	return nil
+	return b.reply(w, r, rt, t, b.call(r, t.mem, memberRoute(rt, t), body, nil))
 }
 
 // acrossTables serves renames and multi-table commits: every table they
