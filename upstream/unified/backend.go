@@ -269,7 +269,7 @@ func (b *Backend) acrossTables(w http.ResponseWriter, r *http.Request, rt iceres
 				// before the refusal. Asking is a read: nothing is moved.
 				if exists, ok := b.exists(r, t); ok && !exists {
 					return icerest.Errorf(http.StatusNotFound, icerest.NoSuchNamespace,
-						"namespace %s does not exist", dotted(id.Namespace))
+						"Namespace does not exist: %s", dotted(id.Namespace))
 				}
 			}
 			return icerest.Errorf(http.StatusNotAcceptable, icerest.UnsupportedOperation,
