@@ -8,6 +8,9 @@
 #
 # Targets:
 #   embedded          lakegate on the root Caddyfile (its embedded catalog `local`)
+#   unified           lakegate on interop/unified/Caddyfile: the unified catalog
+#                     `all` over three embedded members (newdb → first, ns →
+#                     second, everything else → third)
 #   refserver         lakegate on examples/remote/Caddyfile (catalog `remote`) in
 #                     front of Iceberg's reference REST server (RESTCatalogServer,
 #                     JDBC catalog on SQLite, local warehouse)
@@ -48,13 +51,13 @@ if [ $# -eq 0 ]; then
 	set -- ${JAVA_TARGETS:-embedded refserver}
 fi
 if [ "$*" = all ]; then
-	set -- embedded refserver direct-refserver nessie direct-nessie policy
+	set -- embedded unified refserver direct-refserver nessie direct-nessie policy
 fi
 for t in "$@"; do
 	case $t in
-	embedded | refserver | direct-refserver | nessie | direct-nessie | policy) ;;
+	embedded | unified | refserver | direct-refserver | nessie | direct-nessie | policy) ;;
 	*)
-		echo "unknown target: $t (embedded, refserver, direct-refserver, nessie, direct-nessie, policy, all)" >&2
+		echo "unknown target: $t (embedded, unified, refserver, direct-refserver, nessie, direct-nessie, policy, all)" >&2
 		exit 2
 		;;
 	esac
@@ -110,6 +113,20 @@ target_embedded() {
 		"file:$INTEROP_WORK/data-java-embedded/local/warehouse/locations"
 	local rc=$?
 	gateway_log_hint java-embedded embedded
+	return $rc
+}
+
+# unified: the same suites against a catalog whose namespaces live in three
+# members; client-chosen locations go under a root every member allows.
+target_unified() {
+	local port admin
+	port=$(port 60) admin=$(port 61)
+	port_free "$port" "lakegate unified" || return 1
+	start_lakegate java-unified interop/unified/Caddyfile "$port" "$admin" || return 1
+	run_suites unified unified "http://127.0.0.1:$port" all \
+		"file:$INTEROP_WORK/data-java-unified/locations"
+	local rc=$?
+	gateway_log_hint java-unified unified
 	return $rc
 }
 

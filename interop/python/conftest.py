@@ -6,6 +6,10 @@ reason. Every target is one lakegate gateway and one of its catalogs,
 chosen by the Iceberg `warehouse` property:
 
   embedded   LAKEGATE_EMBEDDED_URI   root Caddyfile, embedded catalog `local`
+  unified    LAKEGATE_UNIFIED_URI    interop/unified/Caddyfile, catalog `all`: a
+                                     unified catalog over three embedded members
+                                     (namespaces under `newdb` live in `first`,
+                                     under `ns` in `second`, the rest in `third`)
   refserver  LAKEGATE_REFSERVER_URI  examples/remote, catalog `remote` in front
                                      of Iceberg's reference REST server
                                      (LAKEGATE_REFSERVER_WAREHOUSE overrides the
@@ -55,11 +59,12 @@ class Target:
 
 TARGETS = {
     "embedded": Target("embedded", "LAKEGATE_EMBEDDED_URI", "local"),
+    "unified": Target("unified", "LAKEGATE_UNIFIED_URI", "all"),
     "refserver": Target("refserver", "LAKEGATE_REFSERVER_URI", "remote"),
     "nessie": Target("nessie", "LAKEGATE_NESSIE_URI", "nessie", "LAKEGATE_NESSIE_PROPS"),
 }
 # The catalog tests run on every data target; the OAuth2 tests on this one.
-DATA_TARGETS = ["embedded", "refserver", "nessie"]
+DATA_TARGETS = ["embedded", "unified", "refserver", "nessie"]
 POLICY = Target("policy", "LAKEGATE_POLICY_URI", "local")
 
 # examples/policy's clients (its Caddyfile's defaults).

@@ -2,10 +2,12 @@
 # Spark SQL (pyspark 4.1 + Iceberg's Spark runtime) and PyIceberg through
 # lakegate: test_spark.py and test_pyiceberg.py, see README.md next to this.
 #
-#   interop/python/run.sh [TARGET ...]     (default: embedded refserver nessie policy)
+#   interop/python/run.sh [TARGET ...]     (default: embedded unified refserver nessie policy)
 #
 # Targets:
 #   embedded          lakegate on the root Caddyfile, embedded catalog `local`
+#   unified           lakegate on interop/unified/Caddyfile, catalog `all` (a
+#                     unified catalog over three embedded members)
 #   refserver         lakegate on examples/remote/Caddyfile, catalog `remote`, in
 #                     front of Iceberg's reference REST server (../java/refserver.sh)
 #   nessie            lakegate on examples/nessie/Caddyfile, catalog `nessie`, in
@@ -37,14 +39,14 @@ done
 mkdir -p "$PY_WORK"
 
 if [ $# -eq 0 ]; then
-	set -- embedded refserver nessie policy
+	set -- embedded unified refserver nessie policy
 fi
 declare -A WANT=()
 for t in "$@"; do
 	case $t in
-	embedded | refserver | nessie | policy | direct-refserver | direct-nessie) WANT[$t]=1 ;;
+	embedded | unified | refserver | nessie | policy | direct-refserver | direct-nessie) WANT[$t]=1 ;;
 	*)
-		echo "unknown target: $t (embedded, refserver, nessie, policy, direct-refserver, direct-nessie)" >&2
+		echo "unknown target: $t (embedded, unified, refserver, nessie, policy, direct-refserver, direct-nessie)" >&2
 		exit 2
 		;;
 	esac
@@ -57,7 +59,7 @@ for b in refserver nessie; do
 done
 
 # The tests learn every URL from these; none may leak in from outside.
-unset LAKEGATE_EMBEDDED_URI LAKEGATE_REFSERVER_URI LAKEGATE_REFSERVER_WAREHOUSE \
+unset LAKEGATE_EMBEDDED_URI LAKEGATE_UNIFIED_URI LAKEGATE_REFSERVER_URI LAKEGATE_REFSERVER_WAREHOUSE \
 	LAKEGATE_NESSIE_URI LAKEGATE_NESSIE_WAREHOUSE LAKEGATE_NESSIE_PROPS LAKEGATE_POLICY_URI
 export INTEROP_WORK PYTHONDONTWRITEBYTECODE=1
 
@@ -80,6 +82,16 @@ if [ -n "${WANT[embedded]:-}" ]; then
 		export LAKEGATE_EMBEDDED_URI="http://127.0.0.1:$PORT_EMBEDDED"
 	else
 		NOT_RUN+=(embedded)
+	fi
+fi
+
+# unified: the catalog `all` over three embedded members (interop/unified/Caddyfile).
+if [ -n "${WANT[unified]:-}" ]; then
+	if port_free "$(port 62)" "lakegate unified" &&
+		start_lakegate python-unified interop/unified/Caddyfile "$(port 62)" "$(port 63)"; then
+		export LAKEGATE_UNIFIED_URI="http://127.0.0.1:$(port 62)"
+	else
+		NOT_RUN+=(unified)
 	fi
 fi
 

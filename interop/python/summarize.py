@@ -15,7 +15,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import junit_summary  # noqa: E402  (interop/junit_summary.py)
 
-TARGETS = ("embedded", "refserver", "nessie")
+TARGETS = ("embedded", "unified", "refserver", "nessie")
 
 
 def target_of(case):

@@ -7,7 +7,10 @@ without credentials (pol_anonymous). Every result is compared with the
 exact rows expected.
 """
 
+import json
 import os
+import urllib.parse
+import urllib.request
 from datetime import date
 from urllib.parse import urlparse
 
@@ -82,10 +85,19 @@ def spark():
 _namespaces = {}
 
 
+# Where the unified target's Spark tests live: under `ns`, which
+# interop/unified/Caddyfile routes to the member `second` (PyIceberg's live
+# in `third`, Iceberg's Java suites' in all three).
+UNIFIED_ROOT = "ns"
+
+
 def namespace(spark, catalog):
     """A namespace of this run in `catalog`, created on first use."""
     if catalog not in _namespaces:
         ns = unique("spark")
+        if catalog == "lg_unified":
+            spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {catalog}.{UNIFIED_ROOT}")
+            ns = f"{UNIFIED_ROOT}.{ns}"
         spark.sql(f"CREATE NAMESPACE {catalog}.{ns}")
         _namespaces[catalog] = ns
     return f"{catalog}.{_namespaces[catalog]}"
@@ -395,6 +407,43 @@ def test_drop_table_purge(spark, ns):
     local = [local_path(f) for f in files]
     if all(local):
         assert [p for p in local if os.path.exists(p)] == []
+
+
+# ---------------------------------------------------------------- unified
+
+
+def member_tables(target, member, namespace):
+    """The tables member lists in namespace (its levels), over the REST API."""
+    levels = "%1F".join(urllib.parse.quote(l, safe="") for l in namespace)
+    with urllib.request.urlopen(f"{target.uri}/v1/{member}/namespaces/{levels}/tables") as r:
+        return sorted(i["name"] for i in json.load(r)["identifiers"])
+
+
+def test_unified_join_across_members(spark, target):
+    """One query joins tables of two members of the unified catalog: orders
+    under `newdb` (member first), customers under `ns` (member second)."""
+    if target.name != "unified":
+        pytest.skip("a unified catalog's test")
+    c = "lg_unified"
+    orders_ns, customers_ns = ["newdb", unique("join")], ["ns", unique("join")]
+    for ns in (orders_ns, customers_ns):
+        spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {c}.{ns[0]}")
+        spark.sql(f"CREATE NAMESPACE {c}.{'.'.join(ns)}")
+    orders, customers = f"{c}.{'.'.join(orders_ns)}.orders", f"{c}.{'.'.join(customers_ns)}.customers"
+    spark.sql(f"CREATE TABLE {orders} (id INT, customer INT, amount INT) USING iceberg")
+    spark.sql(f"CREATE TABLE {customers} (id INT, name STRING) USING iceberg")
+    spark.sql(f"INSERT INTO {orders} VALUES (1, 10, 5), (2, 20, 7), (3, 10, 11), (4, 30, 13)")
+    spark.sql(f"INSERT INTO {customers} VALUES (10, 'ada'), (20, 'grace')")
+
+    assert rows(spark, f"""
+        SELECT o.id, c.name, o.amount FROM {orders} o JOIN {customers} c ON o.customer = c.id
+        ORDER BY o.id""") == [(1, "ada", 5), (2, "grace", 7), (3, "ada", 11)]
+    assert rows(spark, f"""
+        SELECT c.name, SUM(o.amount) FROM {orders} o JOIN {customers} c ON o.customer = c.id
+        GROUP BY c.name ORDER BY c.name""") == [("ada", 16), ("grace", 7)]
+    # Each table lives in its own member, under the same names.
+    assert member_tables(target, "first", orders_ns) == ["orders"]
+    assert member_tables(target, "second", customers_ns) == ["customers"]
 
 
 # ------------------------------------------------ OAuth2 (examples/policy)
