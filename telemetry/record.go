@@ -35,6 +35,11 @@ type Record struct {
 	BackendStatus int
 	// BackendError says why the last backend call got no answer.
 	BackendError string
+	// Member is the member catalog a unified catalog sent the request to,
+	// and MemberNamespace the namespace there (the request's own names are
+	// the unified ones).
+	Member          string
+	MemberNamespace []string
 }
 
 type recordKey struct{}
@@ -56,6 +61,14 @@ func From(ctx context.Context) *Record {
 func (r *Record) SetCatalog(catalog string) {
 	if r != nil {
 		r.Catalog = catalog
+	}
+}
+
+// SetMember notes the member catalog, and the namespace in it, that a
+// unified catalog sent the request to.
+func (r *Record) SetMember(catalog string, namespace []string) {
+	if r != nil {
+		r.Member, r.MemberNamespace = catalog, namespace
 	}
 }
 
@@ -140,10 +153,19 @@ func (r *Record) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	for _, f := range [...]struct{ k, v string }{
 		{"api", r.API}, {"catalog", r.Catalog}, {"operation", r.Operation}, {"principal", r.Principal}, {"client_id", r.Client},
 		{"decision", r.Decision()}, {"cache", r.Cache}, {"replay", r.Replay}, {"backend_error", r.BackendError},
+		{"member", r.Member},
 	} {
 		if f.v != "" {
 			enc.AddString(f.k, f.v)
 		}
+	}
+	if len(r.MemberNamespace) > 0 {
+		_ = enc.AddArray("member_namespace", zapcore.ArrayMarshalerFunc(func(a zapcore.ArrayEncoder) error {
+			for _, level := range r.MemberNamespace {
+				a.AppendString(level)
+			}
+			return nil
+		}))
 	}
 	if r.BackendStatus != 0 {
 		enc.AddInt("backend_status", r.BackendStatus)

@@ -52,7 +52,16 @@ func TestRecordLeavesOutWhatWasNotReached(t *testing.T) {
 	require.NoError(t, r.MarshalLogObject(enc))
 	assert.Equal(t, map[string]any{"api": "iceberg", "catalog": "lake", "operation": "loadTable", "cache": "hit-l1"}, enc.Fields)
 
+	// A unified catalog's request names its member and the namespace there.
+	enc = zapcore.NewMapObjectEncoder()
+	r = &Record{API: "iceberg", Catalog: "all", Operation: "loadTable"}
+	r.SetMember("first", []string{"a", "x"})
+	require.NoError(t, r.MarshalLogObject(enc))
+	assert.Equal(t, "first", enc.Fields["member"])
+	assert.Equal(t, []any{"a", "x"}, enc.Fields["member_namespace"])
+
 	var none *Record // a request no front door made
+	none.SetMember("first", nil)
 	none.SetCache("miss")
 	none.SetBackend(200, "")
 	none.CountDecision(true)

@@ -88,6 +88,8 @@ var (
 	AttrBreaker   = attribute.Key("lakegate.breaker")
 	AttrDecision  = attribute.Key("lakegate.decision")
 	AttrReplay    = attribute.Key("lakegate.replay")
+	// AttrMember is the member catalog a unified catalog sent a request to.
+	AttrMember = attribute.Key("lakegate.member")
 )
 
 // Present drops the attributes whose value is an empty string: an

@@ -80,7 +80,8 @@ func (x *exchange) end() {
 	if x.span.IsRecording() {
 		x.span.SetAttributes(telemetry.Present(telemetry.AttrAPI.String(r.API),
 			telemetry.AttrCatalog.String(r.Catalog), telemetry.AttrOperation.String(r.Operation),
-			telemetry.AttrCache.String(r.Cache), telemetry.AttrDecision.String(r.Decision()))...)
+			telemetry.AttrCache.String(r.Cache), telemetry.AttrDecision.String(r.Decision()),
+			telemetry.AttrMember.String(r.Member))...)
 	}
 	telemetry.EndStatus(x.span, x.Status())
 }

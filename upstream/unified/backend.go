@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/lakegate/lakegate/caller"
+	"github.com/lakegate/lakegate/telemetry"
 	"github.com/lakegate/lakegate/upstream"
 	"github.com/lakegate/lakegate/upstream/icerest"
 )
@@ -310,6 +311,7 @@ func (b *Backend) call(r *http.Request, mem Member, rt icerest.Route, body []byt
 	out.URL.RawPath = rt.Path(rt.Prefix, "%1F")
 	out.URL.Path, _ = url.PathUnescape(out.URL.RawPath)
 	out.RequestURI = ""
+	telemetry.From(r.Context()).SetMember(rt.Prefix, rt.Namespace) // the access log, next to the unified names
 	principal := caller.From(r.Context()).Principal
 	return upstream.Capture(func(w http.ResponseWriter, r *http.Request, rt icerest.Route) {
 		mem.Serve(w, r, rt, principal)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lakegate/lakegate/caller"
+	"github.com/lakegate/lakegate/telemetry"
 	"github.com/lakegate/lakegate/upstream"
 	"github.com/lakegate/lakegate/upstream/icerest"
 )
@@ -390,3 +393,17 @@ func TestEndpointIntersection(t *testing.T) {
 }
 
 func sorted(s []string) []string { slices.Sort(s); return s }
+
+// The access log's record names the member a request went to and the
+// namespace there, next to the unified names of the request.
+func TestRecordNamesTheMember(t *testing.T) {
+	b, _ := fixture(t)
+	rt, err := icerest.ParseRoute(http.MethodGet, "/v1/all/namespaces/sales%1Feu%1Fde/tables", icerest.UnitSeparator)
+	require.NoError(t, err)
+	rec := &telemetry.Record{}
+	req := httptest.NewRequest(http.MethodGet, "/v1/all/namespaces/sales%1Feu%1Fde/tables", http.NoBody)
+	req = req.WithContext(telemetry.WithRecord(caller.With(req.Context(), caller.Caller{Principal: "alice"}), rec))
+	b.Serve(httptest.NewRecorder(), req, rt)
+	assert.Equal(t, "prod", rec.Member)
+	assert.Equal(t, []string{"eu", "de"}, rec.MemberNamespace)
+}
