@@ -86,6 +86,7 @@ var examples = map[string]map[string]exampleCase{
 			catalogs: []wantCatalog{
 				{name: "local", embeddedDSN: repoDataDSN},
 				{name: "remote", remoteURL: "http://127.0.0.1:8282", auth: "none"},
+				{name: "both", unifiedDefault: "local", unifiedRoutes: []string{"remote"}},
 			},
 		},
 		"env": {
@@ -102,6 +103,7 @@ var examples = map[string]map[string]exampleCase{
 			catalogs: []wantCatalog{
 				{name: "local", embeddedDSN: "/srv/lakegate/local/catalog.db"},
 				{name: "remote", remoteURL: "https://catalog.example.test/api/catalog", warehouse: "sales", auth: "none"},
+				{name: "both", unifiedDefault: "local", unifiedRoutes: []string{"remote"}},
 			},
 		},
 	},
