@@ -23,7 +23,10 @@
 //	loadgen -serve 127.0.0.1:18103 -from http://127.0.0.1:18181/v1/local/namespaces/bench/tables/events
 //	    GET -from once (it must be a LoadTable answer), then answer every
 //	    GET on -serve with exactly that body and its Content-Type and ETag,
-//	    from memory, with plain net/http, until killed
+//	    from memory, with plain net/http, until killed; GET /v1/config
+//	    answers an empty config (a gateway may use it as its catalog);
+//	    -inflate N first grows the answer to N bytes with repeated
+//	    snapshots (and then serves no ETag)
 //	loadgen -redis redis://127.0.0.1:6379/0 [-forget-table -prefix remote]
 //	    PING Redis (fails unless it answers); with -forget-table, also drop
 //	    the table's entries (-prefix is the catalog name) from lakegate's
@@ -76,6 +79,7 @@ func main() {
 		probe       = flag.Bool("probe", false, "GET the table once and print the status and headers, then exit")
 		serveAddr   = flag.String("serve", "", "serve the answer of -from from memory on this loopback address")
 		from        = flag.String("from", "", "for -serve: the URL whose answer is served")
+		inflate     = flag.Int("inflate", 0, "for -serve: grow the answer to at least this many bytes (repeated snapshots)")
 		redisURL    = flag.String("redis", "", "PING this Redis (loopback only), then exit")
 		forget      = flag.Bool("forget-table", false, "with -redis: drop the table from lakegate's L2 cache (catalog -prefix)")
 		summarize   = flag.String("summarize", "", "print a markdown comparison of DIR/direct-*.json and DIR/gateway-*.json")
@@ -113,7 +117,7 @@ func main() {
 		}
 		return
 	case *serveAddr != "":
-		if err := serveFromMemory(*serveAddr, *from, *timeout); err != nil {
+		if err := serveFromMemory(*serveAddr, *from, *inflate, *timeout); err != nil {
 			fatal(err)
 		}
 		return

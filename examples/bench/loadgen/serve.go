@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -21,8 +22,11 @@ import (
 // serveFromMemory GETs from once and then answers every GET (and HEAD)
 // on addr with exactly that body, Content-Type and ETag: the most a
 // server can do for a LoadTable answer it already holds, the baseline of
-// lakegate's L1 hits.
-func serveFromMemory(addr, from string, timeout time.Duration) error {
+// lakegate's L1 hits. With inflate > 0 the answer is first grown to at
+// least inflate bytes (see inflateAnswer) and served without an ETag.
+// GET /v1/config answers an empty catalog config, so a gateway can use
+// the server as its remote catalog.
+func serveFromMemory(addr, from string, inflate int, timeout time.Duration) error {
 	if from == "" {
 		return errors.New("-serve needs -from URL")
 	}
@@ -36,8 +40,15 @@ func serveFromMemory(addr, from string, timeout time.Duration) error {
 	if err != nil {
 		return err
 	}
+	keep := []string{"Content-Type", "ETag"}
+	if inflate > 0 {
+		if body, err = inflateAnswer(body, inflate); err != nil {
+			return err
+		}
+		keep = keep[:1] // another body: the backend's tag is not its tag
+	}
 	hdr := http.Header{}
-	for _, k := range []string{"Content-Type", "ETag"} {
+	for _, k := range keep {
 		if v := resp.Header.Values(k); len(v) > 0 {
 			hdr[k] = v
 		}
@@ -57,6 +68,11 @@ func serveFromMemory(addr, from string, timeout time.Duration) error {
 				return
 			}
 			h := w.Header()
+			if r.URL.Path == "/v1/config" {
+				h.Set("Content-Type", "application/json")
+				_, _ = io.WriteString(w, `{"defaults":{},"overrides":{}}`)
+				return
+			}
 			for k, v := range hdr {
 				h[k] = v
 			}
@@ -143,3 +159,44 @@ func pingRedis(raw string, forget bool, catalog, ns, name string) error {
 type quiet struct{}
 
 func (quiet) Printf(context.Context, string, ...any) {}
+
+// inflateAnswer grows a LoadTable answer to at least size bytes the way a
+// long-lived table grows: its metadata's snapshots (and snapshot log) are
+// repeated with new snapshot ids. The result is still a valid answer.
+func inflateAnswer(body []byte, size int) ([]byte, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(body, &top); err != nil {
+		return nil, fmt.Errorf("inflate: %w", err)
+	}
+	var meta map[string]json.RawMessage
+	var snaps []map[string]any
+	if err := json.Unmarshal(top["metadata"], &meta); err != nil {
+		return nil, fmt.Errorf("inflate: metadata: %w", err)
+	}
+	if err := json.Unmarshal(meta["snapshots"], &snaps); err != nil || len(snaps) == 0 {
+		return nil, errors.New("inflate: the table has no snapshots to repeat")
+	}
+	// The bytes one snapshot takes as re-encoded below.
+	enc, err := json.Marshal(snaps)
+	if err != nil {
+		return nil, err
+	}
+	per := len(enc)/len(snaps) + 1
+	grown := make([]map[string]any, 0, size/per+len(snaps))
+	grown = append(grown, snaps...)
+	for id := int64(1 << 40); len(grown)*per < size; id++ {
+		s := make(map[string]any, len(snaps[0]))
+		for k, v := range snaps[len(grown)%len(snaps)] {
+			s[k] = v
+		}
+		s["snapshot-id"] = id
+		grown = append(grown, s)
+	}
+	if meta["snapshots"], err = json.Marshal(grown); err != nil {
+		return nil, err
+	}
+	if top["metadata"], err = json.Marshal(meta); err != nil {
+		return nil, err
+	}
+	return json.Marshal(top)
+}
