@@ -46,7 +46,7 @@ func TestImportRules(t *testing.T) {
 	require.Contains(t, pkgs, "modules/gateway", "go list saw the module")
 	leaves := []string{"upstream/icerest", "upstream/locations", "cache", "cache/replay", "translate/schema",
 		"translate/sharing/hints", "translate/sharing/fileurl", "duration", "caller", "apierror", "internal/jsonenc", "internal/redisurl",
-		"internal/parquetcheck", "internal/parquetcheck/parquetchecktest", "telemetry"}
+		"internal/parquetcheck", "internal/parquetcheck/parquetchecktest", "internal/strictjson", "telemetry"}
 	for pkg, imps := range pkgs {
 		for _, imp := range imps {
 			lg := strings.TrimPrefix(imp, module)
