@@ -220,18 +220,12 @@ func vetRequest(r *http.Request, rt icerest.Route) error {
 }
 
 // confineBody refuses a write whose body names a location outside rule,
-// before it reaches replay, cache or backend. The body is left in place.
+// before it reaches replay, cache or backend. The body is left in place;
+// its locations are read from the parse vetRequest made.
 func confineBody(r *http.Request, op string, rule *locations.Rule) error {
-	if !icerest.NamesLocations(op) {
-		return nil
-	}
-	body, rerr := icerest.HoldBody(r)
-	if rerr != nil {
-		return rerr
-	}
-	locs, err := icerest.BodyLocations(op, body)
+	locs, err := icerest.VetLocations(r, op)
 	if err != nil {
-		return icerest.Errorf(http.StatusBadRequest, icerest.BadRequest, "%v", err)
+		return err
 	}
 	for _, loc := range locs {
 		if !rule.Allows(loc) {

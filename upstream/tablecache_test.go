@@ -38,9 +38,11 @@ func TestTableCacheAffected(t *testing.T) {
 			[]string{cache.TableKey("lake", []string{"a"}, "x"), cache.TableKey("lake", []string{"b"}, "y")}},
 		{"rename, unreadable", icerest.Route{Operation: icerest.OpRenameTable}, `{"source":`,
 			[]string{cache.CatalogPrefix("lake")}},
+		// A backend decoding as Go does would rename z.z: the body is
+		// refused before it gets there, and evicting everything is safe.
 		{"rename, keys differing in case", icerest.Route{Operation: icerest.OpRenameTable},
 			`{"source":{"namespace":["a"],"name":"x"},"destination":{"namespace":["c"],"name":"y"},"SOURCE":{"namespace":["z"],"name":"z"}}`,
-			[]string{cache.TableKey("lake", []string{"a"}, "x"), cache.TableKey("lake", []string{"c"}, "y")}},
+			[]string{cache.CatalogPrefix("lake")}},
 		{"transaction, not an array", icerest.Route{Operation: icerest.OpCommitTransaction}, `{"table-changes":{}}`,
 			[]string{cache.CatalogPrefix("lake")}},
 	} {

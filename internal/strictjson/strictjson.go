@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -71,7 +72,7 @@ func walk(data []byte, s Shape, build bool) (any, error) {
 	}
 	w := walker{dec: json.NewDecoder(bytes.NewReader(data)), build: build}
 	w.dec.UseNumber()
-	v, err := w.value(s, "")
+	v, err := w.value(s)
 	if err != nil {
 		return nil, err
 	}
@@ -84,10 +85,18 @@ func walk(data []byte, s Shape, build bool) (any, error) {
 type walker struct {
 	dec   *json.Decoder
 	build bool
+	// path is where the walk is, for errors (where the client looks):
+	// a key, or an array index (then index >= 0).
+	path []step
 }
 
-// value reads one value at path (for errors: where the client looks).
-func (w *walker) value(s Shape, path string) (any, error) {
+type step struct {
+	key   string
+	index int
+}
+
+// value reads one value.
+func (w *walker) value(s Shape) (any, error) {
 	tok, err := w.dec.Token()
 	if err != nil {
 		return nil, syntaxError(err)
@@ -95,49 +104,44 @@ func (w *walker) value(s Shape, path string) (any, error) {
 	switch t := tok.(type) {
 	case json.Delim:
 		if t == '{' {
-			return w.object(s, path)
+			return w.object(s)
 		}
-		return w.array(s, path)
+		return w.array(s)
 	case json.Number:
 		if s != nil {
 			if err := s.Number(string(t)); err != nil {
-				return nil, fmt.Errorf("%s: %v", at(path), err)
+				return nil, fmt.Errorf("%s: %v", w.at(), err)
 			}
 		}
 	}
 	return tok, nil
 }
 
-func (w *walker) object(s Shape, path string) (any, error) {
-	var m map[string]any
-	if w.build {
-		m = map[string]any{}
-	}
-	seen := map[string]bool{}
+func (w *walker) object(s Shape) (any, error) {
+	m := map[string]any{} // also the set of keys seen
 	for w.dec.More() {
 		tok, err := w.dec.Token()
 		if err != nil {
 			return nil, syntaxError(err)
 		}
 		key := tok.(string) // the decoder allows only strings here
-		if seen[key] {
-			return nil, fmt.Errorf("%s: duplicate key %q", at(path), key)
+		if _, dup := m[key]; dup {
+			return nil, fmt.Errorf("%s: duplicate key %q", w.at(), key)
 		}
-		seen[key] = true
 		var child Shape
 		if s != nil {
 			var variant string
 			if child, variant = s.Field(key); variant != "" {
-				return nil, fmt.Errorf("%s: key %q is a case variant of the field %q", at(path), key, variant)
+				return nil, fmt.Errorf("%s: key %q is a case variant of the field %q", w.at(), key, variant)
 			}
 		}
-		v, err := w.value(child, path+"."+key)
+		w.path = append(w.path, step{key: key, index: -1})
+		v, err := w.value(child)
+		w.path = w.path[:len(w.path)-1]
 		if err != nil {
 			return nil, err
 		}
-		if w.build {
-			m[key] = v
-		}
+		m[key] = v
 	}
 	if _, err := w.dec.Token(); err != nil { // '}'
 		return nil, syntaxError(err)
@@ -148,14 +152,16 @@ func (w *walker) object(s Shape, path string) (any, error) {
 	return m, nil
 }
 
-func (w *walker) array(s Shape, path string) (any, error) {
+func (w *walker) array(s Shape) (any, error) {
 	var item Shape
 	if s != nil {
 		item = s.Item()
 	}
 	a := []any{}
 	for i := 0; w.dec.More(); i++ {
-		v, err := w.value(item, path+"["+strconv.Itoa(i)+"]")
+		w.path = append(w.path, step{index: i})
+		v, err := w.value(item)
+		w.path = w.path[:len(w.path)-1]
 		if err != nil {
 			return nil, err
 		}
@@ -172,11 +178,27 @@ func (w *walker) array(s Shape, path string) (any, error) {
 	return a, nil
 }
 
-func at(path string) string {
-	if path == "" {
+// at says where the walk is: "at table-changes[0].identifier".
+func (w *walker) at() string {
+	if len(w.path) == 0 {
 		return "at the top level"
 	}
-	return "at " + path[1:]
+	var b strings.Builder
+	b.WriteString("at ")
+	for i, st := range w.path {
+		switch {
+		case st.index >= 0 && i > 0:
+			fmt.Fprintf(&b, "[%d]", st.index)
+		case st.index >= 0:
+			fmt.Fprintf(&b, "item %d", st.index)
+		default:
+			if i > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(st.key)
+		}
+	}
+	return b.String()
 }
 
 func syntaxError(err error) error {

@@ -18,6 +18,7 @@ type heldBody struct {
 	vettedOp string
 	vetted   Touched
 	vetErr   error
+	parsed   object // the body as ValidateBody parsed it, for BodyLocations
 }
 
 func (heldBody) Close() error { return nil }
@@ -61,9 +62,36 @@ func VetBody(r *http.Request, op string) (Touched, error) {
 	if held && h.vettedOp == op {
 		return h.vetted, h.vetErr
 	}
-	t, err := ValidateBody(op, body)
+	t, parsed, err := validateBody(op, body)
 	if held {
-		h.vettedOp, h.vetted, h.vetErr = op, t, err
+		h.vettedOp, h.vetted, h.vetErr, h.parsed = op, t, err, parsed
 	}
 	return t, err
+}
+
+// VetLocations is BodyLocations of r's body (an error a 400), read from the parse VetBody
+// made when it vetted the body for op, so confinement reads the very value
+// validation checked, and the body is parsed once.
+func VetLocations(r *http.Request, op string) ([]string, error) {
+	if !NamesLocations(op) {
+		return nil, nil
+	}
+	if _, err := VetBody(r, op); err != nil {
+		return nil, err
+	}
+	var locs []string
+	var err error
+	if h, ok := r.Body.(*heldBody); ok && h.vettedOp == op && h.parsed != nil {
+		locs, err = objectLocations(op, h.parsed)
+	} else {
+		body, herr := HoldBody(r)
+		if herr != nil {
+			return nil, herr
+		}
+		locs, err = BodyLocations(op, body)
+	}
+	if err != nil {
+		return nil, Errorf(http.StatusBadRequest, BadRequest, "%v", err)
+	}
+	return locs, nil
 }

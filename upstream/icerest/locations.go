@@ -1,9 +1,6 @@
 package icerest
 
-import (
-	"encoding/json"
-	"fmt"
-)
+import "fmt"
 
 // PathProperties are the table and view properties that move where files
 // are written; NamespaceLocation is a namespace's default table location.
@@ -16,16 +13,25 @@ const NamespaceLocation = "location"
 // or view's location and path properties, a namespace's location, a
 // metadata file to register, and in commits every set-location, path
 // property, snapshot manifest list and statistics file. Keys are read
-// exactly, as backends read them. A body it cannot read is an error: the
+// exactly, as every backend reads them once parseBody has refused
+// repeated keys and case variants. A body it cannot read is an error: the
 // caller refuses it rather than guess.
 func BodyLocations(op string, body []byte) ([]string, error) {
+	if !NamesLocations(op) {
+		return nil, nil
+	}
+	o, err := parseBody(op, body)
+	if err != nil {
+		return nil, err
+	}
+	return objectLocations(op, o)
+}
+
+// objectLocations is BodyLocations of a parsed body.
+func objectLocations(op string, o object) ([]string, error) {
 	pick, ok := locationRules[op]
 	if !ok {
 		return nil, nil
-	}
-	o, err := decodeObject(body)
-	if err != nil {
-		return nil, err
 	}
 	var locs []string
 	if err := pick(o, &locs); err != nil {
@@ -57,8 +63,7 @@ func createLocations(o object, l *[]string) error {
 
 func commitLocations(o object, l *[]string) error {
 	return o.each("updates", func(u object) error {
-		var action string
-		_ = json.Unmarshal(u["action"], &action)
+		action, _ := u["action"].(string)
 		switch action {
 		case "set-location":
 			return u.str("location", l)
@@ -77,12 +82,12 @@ func commitLocations(o object, l *[]string) error {
 
 // str appends the string field name, when present.
 func (o object) str(name string, l *[]string) error {
-	raw, ok := o[name]
-	if !ok || isNull(raw) {
+	v := o[name]
+	if v == nil {
 		return nil
 	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
+	s, ok := v.(string)
+	if !ok {
 		return fmt.Errorf("%q must be a string", name)
 	}
 	*l = append(*l, s)
@@ -91,28 +96,22 @@ func (o object) str(name string, l *[]string) error {
 
 // pathProps appends the values of keys in the string map field name.
 func (o object) pathProps(name string, keys []string, l *[]string) error {
-	raw, ok := o[name]
-	if !ok || isNull(raw) {
-		return nil
-	}
-	m, err := nestedObject(raw)
-	if err != nil {
-		return fmt.Errorf("%q: %v", name, err)
-	}
-	for _, k := range keys {
-		if err := m.str(k, l); err != nil {
-			return fmt.Errorf("%q: %v", name, err)
+	return o.nested(name, func(m object) error {
+		for _, k := range keys {
+			if err := m.str(k, l); err != nil {
+				return fmt.Errorf("%q: %v", name, err)
+			}
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 func (o object) nested(name string, fn func(object) error) error {
-	raw, ok := o[name]
-	if !ok || isNull(raw) {
+	v := o[name]
+	if v == nil {
 		return nil
 	}
-	n, err := nestedObject(raw)
+	n, err := nestedObject(v)
 	if err != nil {
 		return fmt.Errorf("%q: %v", name, err)
 	}
@@ -121,12 +120,12 @@ func (o object) nested(name string, fn func(object) error) error {
 
 // each runs fn on every object of the array field name.
 func (o object) each(name string, fn func(object) error) error {
-	raw, ok := o[name]
-	if !ok || isNull(raw) {
+	v := o[name]
+	if v == nil {
 		return nil
 	}
-	var items []json.RawMessage
-	if kind(raw) != '[' || json.Unmarshal(raw, &items) != nil {
+	items, ok := v.([]any)
+	if !ok {
 		return fmt.Errorf("%q must be an array", name)
 	}
 	for i, item := range items {

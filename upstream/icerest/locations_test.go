@@ -14,7 +14,7 @@ func TestBodyLocations(t *testing.T) {
 	}{
 		{OpCreateTable, `{"name":"t","schema":{},"location":"s3://b/t","properties":{"write.data.path":"s3://b/d","write.metadata.path":"s3://b/m","other":"x"}}`,
 			[]string{"s3://b/t", "s3://b/d", "s3://b/m"}},
-		{OpCreateTable, `{"name":"t","schema":{},"Location":"s3://b/ignored"}`, nil},
+		{OpCreateTable, `{"name":"t","schema":{},"properties":{"Write.Data.Path":"s3://b/a map key, not a field"}}`, nil},
 		{OpCreateView, `{"name":"v","location":"s3://b/v","properties":{"write.metadata.path":"s3://b/vm"}}`,
 			[]string{"s3://b/v", "s3://b/vm"}},
 		{OpCreateNamespace, `{"namespace":["n"],"properties":{"location":"s3://b/n"}}`, []string{"s3://b/n"}},
@@ -48,6 +48,8 @@ func TestBodyLocations(t *testing.T) {
 func TestBodyLocationsBad(t *testing.T) {
 	for _, tc := range []struct{ op, body string }{
 		{OpCreateTable, `null`},
+		{OpCreateTable, `{"name":"t","schema":{},"Location":"s3://b/read as location by Go"}`},
+		{OpCreateTable, `{"location":"s3://b/a","location":"s3://b/b"}`},
 		{OpCreateTable, `{"location":1}`},
 		{OpCreateTable, `{"location":"a"} trailing`},
 		{OpCreateTable, "{\"location\":\"\xff\"}"},

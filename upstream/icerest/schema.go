@@ -8,11 +8,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
 
 	"github.com/google/uuid"
+
+	"github.com/lakegate/lakegate/internal/strictjson"
 )
 
 // The request schemas are the Iceberg REST OpenAPI document's
@@ -40,7 +43,8 @@ type node struct {
 	Tag      string           `json:"tag"`
 	Cases    map[string]*node `json:"cases"`
 
-	target *node // Ref resolved
+	target *node             // Ref resolved
+	folds  map[string]string // Props' names by strictjson.Fold
 }
 
 type operationSchema struct {
@@ -78,6 +82,7 @@ func (n *node) link(schemas map[string]*node, seen map[*node]bool) {
 		return
 	}
 	seen[n] = true
+	n.folds = strictjson.Folds(slices.Collect(maps.Keys(n.Props)))
 	if n.Ref != "" {
 		n.target = schemas[n.Ref]
 		if n.target == nil {

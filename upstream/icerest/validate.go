@@ -1,15 +1,12 @@
 package icerest
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
-	"strconv"
-	"unicode/utf8"
+
+	"github.com/lakegate/lakegate/internal/strictjson"
 )
 
 // ValidateBody checks a request body against its operation's request
@@ -21,25 +18,37 @@ import (
 // surrogate escapes and unknown update types are a 400 here; a backend may
 // take them for an empty commit, or store U+FFFD in place of a surrogate.
 //
-// It also returns what the body names, read from the same parse (exact
-// keys, as backends read them), for the policy to decide on.
+// Keys are read exactly, and a body is refused unless every backend reads
+// them so too (parseBody): a repeated key, or a case variant of a field
+// the schema names, is a 400, since Go's encoding/json would take the
+// variant for the field lakegate did not check.
+//
+// It also returns what the body names, read from the same parse, for the
+// policy to decide on.
 func ValidateBody(op string, body []byte) (Touched, error) {
+	t, _, err := validateBody(op, body)
+	return t, err
+}
+
+// validateBody is ValidateBody that also returns the parsed body, for
+// BodyLocations to read rather than parse it again.
+func validateBody(op string, body []byte) (Touched, object, error) {
 	var t Touched
 	rules, ok := bodyRules[op]
 	if !ok {
-		return t, nil // no body (GET, HEAD, DELETE) or none we vet
+		return t, nil, nil // no body (GET, HEAD, DELETE) or none we vet
 	}
-	obj, err := decodeObject(body)
+	obj, err := parseBody(op, body)
 	if err == nil {
 		err = rules(obj, &t)
 	}
 	if err == nil {
-		err = checkSchema(op, body)
+		err = checkSchema(op, obj)
 	}
 	if err != nil {
-		return Touched{}, Errorf(http.StatusBadRequest, BadRequest, "malformed %s request: %v", op, err)
+		return Touched{}, nil, Errorf(http.StatusBadRequest, BadRequest, "malformed %s request: %v", op, err)
 	}
-	return t, nil
+	return t, obj, nil
 }
 
 // TouchedTables are the tables a rename (source, then destination) or a
@@ -68,7 +77,9 @@ type Identifier struct {
 // VetsBody reports whether op's request body is checked by ValidateBody.
 func VetsBody(op string) bool { return bodyRules[op] != nil }
 
-type object map[string]json.RawMessage
+// object is a JSON object as parseBody decodes it (numbers as
+// json.Number).
+type object map[string]any
 
 // bodyRules are the operations whose bodies are vetted, with what a
 // policy needs read from them (Touched) and the gateway's own rules
@@ -96,8 +107,8 @@ var bodyRules = map[string]func(object, *Touched) error{
 	},
 	OpUpdateTable: func(o object, _ *Touched) error { return tableCommit(o, nil) },
 	OpCommitTransaction: func(o object, t *Touched) error {
-		return o.required("table-changes", arrayOf(func(raw json.RawMessage) error {
-			c, err := nestedObject(raw)
+		return o.required("table-changes", arrayOf(func(v any) error {
+			c, err := nestedObject(v)
 			if err != nil {
 				return err
 			}
@@ -163,116 +174,68 @@ func set(names ...string) map[string]bool {
 	return m
 }
 
-// decodeObject decodes exactly one JSON object: not null, no trailing
-// data, valid UTF-8 (encoding/json would quietly repair it).
-func decodeObject(raw []byte) (object, error) {
-	if !utf8.Valid(raw) {
-		return nil, errors.New("not valid UTF-8")
+// parseBody parses a body as exactly one JSON object that every JSON
+// decoder reads as lakegate does (strictjson, against the operation's
+// schema): not null, no trailing data, valid UTF-8, no repeated keys, no
+// case variant of a field. It is the one parse of a vetted body; the rules,
+// the schema check and BodyLocations all read its value.
+func parseBody(op string, raw []byte) (object, error) {
+	var sh strictjson.Shape
+	if s := operationSchemas[op]; s != nil && s.Body != nil {
+		sh = shapeOf(s.Body)
 	}
-	if err := CheckEscapes(raw); err != nil {
+	v, err := strictjson.Decode(raw, sh)
+	if err != nil {
 		return nil, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	var o object
-	if err := dec.Decode(&o); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, errors.New("empty body")
-		}
-		return nil, fmt.Errorf("not a JSON object: %v", err)
-	}
-	if o == nil {
-		return nil, errors.New("not a JSON object: null")
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, errors.New("trailing data after the JSON object")
+	o, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("not a JSON object: %s", jsonKind(v))
 	}
 	return o, nil
 }
 
 // CheckEscapes refuses the \u escapes encoding/json would decode quietly
 // into something else than was sent: a lone surrogate (stored as U+FFFD)
-// and NUL (which ends a C string in some backends' storage). A raw NUL or
-// control byte is not JSON at all; the decoder refuses those.
-func CheckEscapes(raw []byte) error {
-	for i := 0; i < len(raw); i++ {
-		if raw[i] != '\\' {
-			continue
-		}
-		i++ // the escaped character: a backslash escapes the next one only
-		if i >= len(raw) || raw[i] != 'u' {
-			continue
-		}
-		r, ok := hex4(raw, i+1)
-		switch {
-		case !ok:
-			continue // not JSON; the decoder says so
-		case r == 0:
-			return errors.New("NUL (\\u0000) in a string")
-		case r >= 0xDC00 && r <= 0xDFFF:
-			return errors.New("lone surrogate escape in a string")
-		case r >= 0xD800 && r <= 0xDBFF:
-			if lo, ok := hex4(raw, i+7); !ok || raw[i+5] != '\\' || raw[i+6] != 'u' || lo < 0xDC00 || lo > 0xDFFF {
-				return errors.New("lone surrogate escape in a string")
-			}
-			i += 6 // the low half is checked: skip it
-		}
-		i += 4
-	}
-	return nil
-}
+// and NUL (which ends a C string in some backends' storage).
+func CheckEscapes(raw []byte) error { return strictjson.CheckEscapes(raw) }
 
-// hex4 reads the four hex digits at raw[i:].
-func hex4(raw []byte, i int) (rune, bool) {
-	if i+4 > len(raw) {
-		return 0, false
-	}
-	v, err := strconv.ParseUint(string(raw[i:i+4]), 16, 16)
-	return rune(v), err == nil
-}
-
-// checkSchema checks body (one JSON object, decodeObject passed it)
-// against op's request schema from the spec.
-func checkSchema(op string, body []byte) error {
+// checkSchema checks a body parseBody accepted against op's request
+// schema from the spec.
+func checkSchema(op string, body object) error {
 	s := operationSchemas[op]
 	if s == nil || s.Body == nil {
 		return nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber() // numbers are checked as written: 1e999 is no long
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return fmt.Errorf("not a JSON object: %v", err)
-	}
-	return s.Body.check(v)
+	return s.Body.check(map[string]any(body))
 }
 
-// nestedObject decodes an object inside a body decodeObject accepted
-// (so already one valid JSON value).
-func nestedObject(raw json.RawMessage) (object, error) {
-	var o object
-	if kind(raw) != '{' || json.Unmarshal(raw, &o) != nil {
+type check func(any) error
+
+// nestedObject is an object inside a parsed body.
+func nestedObject(v any) (object, error) {
+	o, ok := v.(map[string]any)
+	if !ok {
 		return nil, errors.New("must be an object")
 	}
 	return o, nil
 }
 
-type check func(json.RawMessage) error
-
 // required and optional check one field; a JSON null counts as absent.
 func (o object) required(name string, c check) error {
-	raw, ok := o[name]
-	if !ok || isNull(raw) {
+	v := o[name]
+	if v == nil {
 		return fmt.Errorf("%q is required", name)
 	}
-	return field(name, c(raw))
+	return field(name, c(v))
 }
 
 func (o object) optional(name string, c check) error {
-	raw, ok := o[name]
-	if !ok || isNull(raw) {
+	v := o[name]
+	if v == nil {
 		return nil
 	}
-	return field(name, c(raw))
+	return field(name, c(v))
 }
 
 func field(name string, err error) error {
@@ -291,26 +254,28 @@ func all(errs ...error) error {
 	return nil
 }
 
-func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
-
-func kind(raw json.RawMessage) byte {
-	b := bytes.TrimSpace(raw)
-	if len(b) == 0 {
-		return 0
+// jsonKind names a parsed value's JSON type, for errors.
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case []any:
+		return "an array"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
 	}
-	return b[0]
+	return "a number"
 }
 
-func isObject(raw json.RawMessage) error {
-	if kind(raw) != '{' {
-		return errors.New("must be an object")
-	}
-	return nil
+func isObject(v any) error {
+	_, err := nestedObject(v)
+	return err
 }
 
-func isString(raw json.RawMessage) error {
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
+func isString(v any) error {
+	if _, ok := v.(string); !ok {
 		return errors.New("must be a string")
 	}
 	return nil
@@ -319,9 +284,9 @@ func isString(raw json.RawMessage) error {
 // nonEmptyString checks a non-empty string and keeps it in dst (when
 // not nil).
 func nonEmptyString(dst *string) check {
-	return func(raw json.RawMessage) error {
-		var s string
-		if json.Unmarshal(raw, &s) != nil || s == "" {
+	return func(v any) error {
+		s, _ := v.(string)
+		if s == "" {
 			return errors.New("must be a non-empty string")
 		}
 		if dst != nil {
@@ -331,26 +296,44 @@ func nonEmptyString(dst *string) check {
 	}
 }
 
-func isBool(raw json.RawMessage) error {
-	var b bool
-	if json.Unmarshal(raw, &b) != nil {
+func isBool(v any) error {
+	if _, ok := v.(bool); !ok {
 		return errors.New("must be true or false")
 	}
 	return nil
 }
 
-func stringArray(raw json.RawMessage) error {
-	var a []string
-	if kind(raw) != '[' || json.Unmarshal(raw, &a) != nil {
+// strings reads an array of strings.
+func stringsOf(v any) ([]string, bool) {
+	a, ok := v.([]any)
+	if !ok {
+		return nil, false
+	}
+	out := make([]string, len(a))
+	for i, item := range a {
+		if out[i], ok = item.(string); !ok {
+			return nil, false
+		}
+	}
+	return out, true
+}
+
+func stringArray(v any) error {
+	if _, ok := stringsOf(v); !ok {
 		return errors.New("must be an array of strings")
 	}
 	return nil
 }
 
-func stringMap(raw json.RawMessage) error {
-	var m map[string]string
-	if kind(raw) != '{' || json.Unmarshal(raw, &m) != nil {
+func stringMap(v any) error {
+	m, ok := v.(map[string]any)
+	if !ok {
 		return errors.New("must be an object of string values")
+	}
+	for _, val := range m {
+		if _, ok := val.(string); !ok {
+			return errors.New("must be an object of string values")
+		}
 	}
 	return nil
 }
@@ -358,9 +341,9 @@ func stringMap(raw json.RawMessage) error {
 // namespaceLevels is a namespace: a non-empty array of non-empty strings,
 // kept in dst.
 func namespaceLevels(dst *[]string) check {
-	return func(raw json.RawMessage) error {
-		var a []string
-		if kind(raw) != '[' || json.Unmarshal(raw, &a) != nil || len(a) == 0 {
+	return func(v any) error {
+		a, ok := stringsOf(v)
+		if !ok || len(a) == 0 {
 			return errors.New("must be a non-empty array of names")
 		}
 		if slices.Contains(a, "") {
@@ -374,8 +357,8 @@ func namespaceLevels(dst *[]string) check {
 // identifier is a TableIdentifier, {"namespace": [...], "name": "..."},
 // appended to dst (when not nil).
 func identifier(dst *[]Identifier) check {
-	return func(raw json.RawMessage) error {
-		o, err := nestedObject(raw)
+	return func(v any) error {
+		o, err := nestedObject(v)
 		if err != nil {
 			return err
 		}
@@ -383,7 +366,7 @@ func identifier(dst *[]Identifier) check {
 		if err := all(o.required("namespace", stringArray), o.required("name", nonEmptyString(&id.Name))); err != nil {
 			return err
 		}
-		_ = json.Unmarshal(o["namespace"], &id.Namespace) // checked just above
+		id.Namespace, _ = stringsOf(o["namespace"]) // checked just above
 		if dst != nil {
 			*dst = append(*dst, id)
 		}
@@ -392,9 +375,9 @@ func identifier(dst *[]Identifier) check {
 }
 
 func arrayOf(each check) check {
-	return func(raw json.RawMessage) error {
-		var items []json.RawMessage
-		if kind(raw) != '[' || json.Unmarshal(raw, &items) != nil {
+	return func(v any) error {
+		items, ok := v.([]any)
+		if !ok {
 			return errors.New("must be an array")
 		}
 		for i, item := range items {
@@ -407,27 +390,13 @@ func arrayOf(each check) check {
 }
 
 // typed is an object whose discriminator field names one of known.
-// Only the discriminator is decoded: the rest of the item is the backend's
-// to read (commits are the hot write path).
 func typed(discriminator string, known map[string]bool) check {
-	return func(raw json.RawMessage) error {
-		if kind(raw) != '{' {
-			return errors.New("must be an object")
+	return func(v any) error {
+		o, err := nestedObject(v)
+		if err != nil {
+			return err
 		}
-		var d struct {
-			Type   *string `json:"type"`
-			Action *string `json:"action"`
-		}
-		if err := json.Unmarshal(raw, &d); err != nil {
-			return fmt.Errorf("must be an object with a string %q", discriminator)
-		}
-		var t string
-		switch {
-		case discriminator == "type" && d.Type != nil:
-			t = *d.Type
-		case discriminator == "action" && d.Action != nil:
-			t = *d.Action
-		}
+		t, _ := o[discriminator].(string)
 		if t == "" {
 			return fmt.Errorf("%q is required", discriminator)
 		}

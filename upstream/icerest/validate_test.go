@@ -74,13 +74,13 @@ func TestValidateBodyTouched(t *testing.T) {
 		op, body string
 		want     Touched
 	}{
-		{OpCreateNamespace, `{"namespace":["a","b"],"Namespace":["admin"]}`, Touched{Namespace: []string{"a", "b"}}},
-		{OpCreateTable, `{"name":"t","NAME":"other","schema":` + okSchema + `}`, Touched{Name: "t"}},
+		{OpCreateNamespace, `{"namespace":["a","b"],"properties":{"Location":"x","LOCATION":"y"}}`, Touched{Namespace: []string{"a", "b"}}},
+		{OpCreateTable, `{"name":"t","schema":` + okSchema + `,"vendor-extension":{"Name":1,"name":2}}`, Touched{Name: "t"}},
 		{OpRegisterView, `{"name":"v","metadata-location":"s3://b/v.json"}`, Touched{Name: "v"}},
 		{OpRenameTable, `{"source":{"namespace":["a"],"name":"s"},"destination":{"namespace":["b"],"name":"d"}}`,
 			Touched{Identifiers: []Identifier{id("a", "s"), id("b", "d")}}},
 		{OpCommitTransaction, `{"table-changes":[{"identifier":{"namespace":["a"],"name":"x"},"requirements":[],"updates":[]},` +
-			`{"identifier":{"namespace":["b"],"name":"y","Name":"z"},"requirements":[],"updates":[]}]}`,
+			`{"identifier":{"namespace":["b"],"name":"y"},"requirements":[],"updates":[]}]}`,
 			Touched{Identifiers: []Identifier{id("a", "x"), id("b", "y")}}},
 		{OpUpdateTable, `{"identifier":` + okIdent + `,"requirements":[],"updates":[]}`, Touched{}},
 	} {
@@ -108,7 +108,7 @@ func TestValidateBodyBad(t *testing.T) {
 		{"trailing garbage", OpUpdateTable, commit("[]", "[]") + `x`, "trailing data"},
 		{"two objects", OpUpdateTable, commit("[]", "[]") + commit("[]", "[]"), "trailing data"},
 		{"invalid UTF-8", OpUpdateTable, "{\"requirements\":[],\"updates\":[],\"x\":\"\xff\"}", "UTF-8"},
-		{"NUL byte", OpUpdateTable, "{\"requirements\":[],\x00\"updates\":[]}", "not a JSON object"},
+		{"NUL byte", OpUpdateTable, "{\"requirements\":[],\x00\"updates\":[]}", "not JSON"},
 		{"array", OpUpdateTable, `[]`, "not a JSON object"},
 		{"string", OpCreateNamespace, `"ns"`, "not a JSON object"},
 		{"no requirements", OpUpdateTable, `{"updates":[]}`, `"requirements" is required`},
@@ -210,6 +210,66 @@ func TestValidateBodyBad(t *testing.T) {
 	}
 }
 
+// TestValidateBodyStrict: a body a Go catalog (encoding/json: keys
+// matched case-insensitively, the last of two equal keys kept) would read
+// otherwise than lakegate checked it is a 400 naming the key (issue 36).
+func TestValidateBodyStrict(t *testing.T) {
+	for _, tc := range []struct{ name, op, body, want string }{
+		{"case variant of properties", OpCreateNamespace,
+			`{"namespace":["cv1"],"properties":{"a":"b"},"Properties":{"location":"file:///outside/ns"}}`, `"Properties" is a case variant of the field "properties"`},
+		{"case variant of a table's properties", OpCreateTable,
+			`{"name":"t","schema":` + okSchema + `,"Properties":{"write.data.path":"file:///outside/t"}}`, `"Properties"`},
+		{"case variant of metadata-location", OpRegisterTable,
+			`{"name":"t","metadata-location":"file:///in/m.json","Metadata-Location":"file:///outside/m.json"}`, `"Metadata-Location"`},
+		{"case variant of metadata-location alone", OpRegisterTable,
+			`{"name":"t","Metadata-Location":"file:///outside/m.json"}`, `"Metadata-Location"`},
+		{"case variant of updates", OpUpdateTable,
+			`{"requirements":[],"updates":[],"UPDATES":[{"action":"set-properties","updates":{"k":1}}]}`, `"UPDATES"`},
+		{"Kelvin sign", OpUpdateTable, commitOf(`{"action":"set-snapshot-ref","ref-name":"main","type":"branch","snapshot-id":1,"min-snapshots-to-\u212Aeep":1}`),
+			`variant of the field "min-snapshots-to-keep"`},
+		{"case variant in an update", OpUpdateTable, commitOf(`{"action":"set-location","location":"s3://b/in","Location":"s3://b/out"}`),
+			`at updates[0]: key "Location"`},
+		{"case variant of an action", OpUpdateTable, commitOf(`{"Action":"set-location","location":"s3://b/in"}`), `"Action"`},
+		{"case variant in a requirement", OpUpdateTable, `{"requirements":[{"type":"assert-table-uuid","uuid":"u","UUID":"v"}],"updates":[]}`, `"UUID"`},
+		{"case variant in a snapshot", OpUpdateTable, commitOf(`{"action":"add-snapshot","snapshot":`+snap(`"Manifest-List":"s3://out/m.avro"`)+`}`),
+			`at updates[0].snapshot: key "Manifest-List"`},
+		{"case variant in an identifier", OpRenameTable, `{"source":` + okIdent + `,"destination":{"namespace":["a"],"name":"u","Name":"v"}}`, `at destination`},
+		{"case variant in a transaction", OpCommitTransaction,
+			`{"table-changes":[{"identifier":` + okIdent + `,"requirements":[],"updates":[],"Updates":[]}]}`, `at table-changes[0]`},
+		{"case variant of a summary's operation", OpUpdateTable, commitOf(`{"action":"add-snapshot","snapshot":`+snap(`"summary":{"operation":"append","Operation":"delete"}`)+`}`),
+			`at updates[0].snapshot.summary: key "Operation"`},
+		{"duplicate at the top", OpCreateNamespace, `{"namespace":["a"],"namespace":["b"]}`, `duplicate key "namespace"`},
+		{"duplicate nested", OpRenameTable, `{"source":{"namespace":["a"],"name":"t","name":"u"},"destination":` + okIdent + `}`, `duplicate key "name"`},
+		{"duplicate in a map", OpCreateNamespace, `{"namespace":["a"],"properties":{"location":"s3://in","location":"s3://out"}}`, `duplicate key "location"`},
+		{"duplicate in an unknown field", OpCreateNamespace, `{"namespace":["a"],"x-vendor":{"k":1,"k":2}}`, `duplicate key "k"`},
+		{"escaped duplicate", OpCreateTable, `{"name":"t","name":"u","schema":` + okSchema + `}`, `duplicate key "name"`},
+		{"BOM", OpCreateNamespace, "\xef\xbb\xbf{\"namespace\":[\"a\"]}", "not JSON"},
+		{"trailing data", OpCreateNamespace, `{"namespace":["a"]} {}`, "trailing data"},
+		{"invalid UTF-8", OpCreateNamespace, "{\"namespace\":[\"a\xc0\"]}", "UTF-8"},
+		{"int beyond int32", OpUpdateTable, commitOf(`{"action":"set-current-schema","schema-id":4294967296}`), "must be an int"},
+	} {
+		_, err := ValidateBody(tc.op, []byte(tc.body))
+		if err == nil {
+			t.Errorf("%s: %s passed", tc.name, tc.body)
+			continue
+		}
+		if e := apiErr(t, err); e.Code != 400 || e.Type != BadRequest || !strings.Contains(e.Message, tc.want) {
+			t.Errorf("%s: got %d %s %q, want 400 BadRequestException containing %q", tc.name, e.Code, e.Type, e.Message, tc.want)
+		}
+	}
+	for _, tc := range []struct{ name, op, body string }{
+		{"unknown keys", OpCreateNamespace, `{"namespace":["a"],"x-vendor":1,"X-Vendor":2}`},
+		{"map keys in any case", OpCreateNamespace, `{"namespace":["a"],"properties":{"Location":"a","LOCATION":"b","Properties":"c"}}`},
+		{"property keys in any case", OpUpdateTable, commitOf(`{"action":"set-properties","updates":{"Write.Data.Path":"x","WRITE.DATA.PATH":"y"}}`)},
+		{"summary keys in any case", OpUpdateTable, commitOf(`{"action":"add-snapshot","snapshot":`+snap(`"summary":{"operation":"append","Added-Files":"1","added-files":"2"}`)+`}`)},
+		{"escaped key", OpCreateNamespace, `{"namespace":["a"]}`},
+	} {
+		if _, err := ValidateBody(tc.op, []byte(tc.body)); err != nil {
+			t.Errorf("%s: %s: %v", tc.name, tc.body, err)
+		}
+	}
+}
+
 // FuzzValidateBody: any bytes give nil or a 400, never a panic; a body
 // that passes is one JSON object.
 func FuzzValidateBody(f *testing.F) {
@@ -235,7 +295,7 @@ func FuzzValidateBody(f *testing.F) {
 			t.Fatalf("got %d %s", apiErr(t, err).Code, apiErr(t, err).Type)
 		}
 		if err == nil && bodyRules[op] != nil {
-			if _, derr := decodeObject(body); derr != nil {
+			if _, derr := parseBody(op, body); derr != nil {
 				t.Fatalf("passed a body that is not one JSON object: %v", derr)
 			}
 			if eerr := CheckEscapes(body); eerr != nil {
