@@ -231,12 +231,12 @@ func TestValidateBodyStrict(t *testing.T) {
 			`at updates[0]: key "Location"`},
 		{"case variant of an action", OpUpdateTable, commitOf(`{"Action":"set-location","location":"s3://b/in"}`), `"Action"`},
 		{"case variant in a requirement", OpUpdateTable, `{"requirements":[{"type":"assert-table-uuid","uuid":"u","UUID":"v"}],"updates":[]}`, `"UUID"`},
-		{"case variant in a snapshot", OpUpdateTable, commitOf(`{"action":"add-snapshot","snapshot":`+snap(`"Manifest-List":"s3://out/m.avro"`)+`}`),
+		{"case variant in a snapshot", OpUpdateTable, commitOf(`{"action":"add-snapshot","snapshot":` + snap(`"Manifest-List":"s3://out/m.avro"`) + `}`),
 			`at updates[0].snapshot: key "Manifest-List"`},
 		{"case variant in an identifier", OpRenameTable, `{"source":` + okIdent + `,"destination":{"namespace":["a"],"name":"u","Name":"v"}}`, `at destination`},
 		{"case variant in a transaction", OpCommitTransaction,
 			`{"table-changes":[{"identifier":` + okIdent + `,"requirements":[],"updates":[],"Updates":[]}]}`, `at table-changes[0]`},
-		{"case variant of a summary's operation", OpUpdateTable, commitOf(`{"action":"add-snapshot","snapshot":`+snap(`"summary":{"operation":"append","Operation":"delete"}`)+`}`),
+		{"case variant of a summary's operation", OpUpdateTable, commitOf(`{"action":"add-snapshot","snapshot":` + snap(`"summary":{"operation":"append","Operation":"delete"}`) + `}`),
 			`at updates[0].snapshot.summary: key "Operation"`},
 		{"duplicate at the top", OpCreateNamespace, `{"namespace":["a"],"namespace":["b"]}`, `duplicate key "namespace"`},
 		{"duplicate nested", OpRenameTable, `{"source":{"namespace":["a"],"name":"t","name":"u"},"destination":` + okIdent + `}`, `duplicate key "name"`},
@@ -261,7 +261,7 @@ func TestValidateBodyStrict(t *testing.T) {
 		{"unknown keys", OpCreateNamespace, `{"namespace":["a"],"x-vendor":1,"X-Vendor":2}`},
 		{"map keys in any case", OpCreateNamespace, `{"namespace":["a"],"properties":{"Location":"a","LOCATION":"b","Properties":"c"}}`},
 		{"property keys in any case", OpUpdateTable, commitOf(`{"action":"set-properties","updates":{"Write.Data.Path":"x","WRITE.DATA.PATH":"y"}}`)},
-		{"summary keys in any case", OpUpdateTable, commitOf(`{"action":"add-snapshot","snapshot":`+snap(`"summary":{"operation":"append","Added-Files":"1","added-files":"2"}`)+`}`)},
+		{"summary keys in any case", OpUpdateTable, commitOf(`{"action":"add-snapshot","snapshot":` + snap(`"summary":{"operation":"append","Added-Files":"1","added-files":"2"}`) + `}`)},
 		{"escaped key", OpCreateNamespace, `{"namespace":["a"]}`},
 	} {
 		if _, err := ValidateBody(tc.op, []byte(tc.body)); err != nil {
