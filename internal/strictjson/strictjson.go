@@ -201,11 +201,12 @@ func (w *walker) at() string {
 	return b.String()
 }
 
+// syntaxError words a decoder error as json.Unmarshal does.
 func syntaxError(err error) error {
-	if errors.Is(err, io.EOF) {
-		return errors.New("not JSON: unexpected end")
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return errors.New("unexpected end of JSON input")
 	}
-	return fmt.Errorf("not JSON: %v", err)
+	return err
 }
 
 // CheckText refuses text encoding/json would decode quietly into

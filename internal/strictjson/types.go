@@ -102,7 +102,7 @@ func (s typeShape) Number(lit string) error {
 		return nil // not a number field: the decoder says so
 	}
 	if err != nil {
-		return fmt.Errorf("number %s is out of range for its field", lit)
+		return fmt.Errorf("number %s does not fit %s", lit, s.kind)
 	}
 	return nil
 }

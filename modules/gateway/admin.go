@@ -3,11 +3,13 @@ package gateway
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 
 	"github.com/caddyserver/caddy/v2"
 
 	"github.com/lakegate/lakegate/cache"
+	"github.com/lakegate/lakegate/internal/strictjson"
 	"github.com/lakegate/lakegate/policies"
 )
 
@@ -119,7 +121,11 @@ func handlePurge(w http.ResponseWriter, r *http.Request) error {
 		Namespace []string `json:"namespace"`
 		Table     string   `json:"table"`
 	}
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	if err == nil {
+		err = strictjson.Unmarshal(body, &req)
+	}
+	if err != nil {
 		return caddy.APIError{HTTPStatus: http.StatusBadRequest, Err: fmt.Errorf("malformed JSON: %v", err)}
 	}
 	app, err := activeApp()

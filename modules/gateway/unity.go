@@ -1,13 +1,13 @@
 package gateway
 
 import (
-	"encoding/json"
 	"maps"
 	"net/http"
 	"slices"
 	"strings"
 
 	"github.com/lakegate/lakegate/identity"
+	"github.com/lakegate/lakegate/internal/strictjson"
 	"github.com/lakegate/lakegate/policies"
 	"github.com/lakegate/lakegate/telemetry"
 	"github.com/lakegate/lakegate/translate/delta"
@@ -199,7 +199,10 @@ func (h *DeltaHandler) createCatalog(w http.ResponseWriter, r *http.Request, p *
 	var req struct {
 		Name string `json:"name"`
 	}
-	if err := json.Unmarshal(body, &req); err != nil || req.Name == "" {
+	if err := strictjson.Unmarshal(body, &req); err != nil {
+		return unity.Errorf(http.StatusBadRequest, unity.InvalidArgument, "malformed CreateCatalog: %v", err)
+	}
+	if req.Name == "" {
 		return unity.Errorf(http.StatusBadRequest, unity.InvalidArgument, "CreateCatalog needs a name")
 	}
 	cat, ok := h.app.catalog(req.Name)

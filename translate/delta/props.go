@@ -12,6 +12,7 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/lakegate/lakegate/internal/strictjson"
 	"github.com/lakegate/lakegate/translate/schema"
 )
 
@@ -204,8 +205,12 @@ func checkKnownDomain(name string, raw json.RawMessage) error {
 	return nil
 }
 
-// strictDecode decodes a domain configuration, refusing unknown keys.
+// strictDecode decodes a domain configuration, refusing unknown keys,
+// and case variants of the known ones (which encoding/json would take).
 func strictDecode(raw json.RawMessage, v any) error {
+	if err := strictjson.Check(raw, strictjson.ShapeOf(v)); err != nil {
+		return fmt.Errorf("configuration does not match its schema: %v", err)
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {

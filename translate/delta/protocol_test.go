@@ -64,7 +64,7 @@ func TestDomainShapesBadInput(t *testing.T) {
 		{"clustering empty path", `{"delta.clustering":{"clusteringColumns":[[]]}}`, `domain "delta.clustering": clusteringColumns paths must be non-empty lists of non-empty names`},
 		{"clustering empty name", `{"delta.clustering":{"clusteringColumns":[["a",""]]}}`, `domain "delta.clustering": clusteringColumns paths must be non-empty lists of non-empty names`},
 		{"clustering extra key", `{"delta.clustering":{"clusteringColumns":[["a"]],"x":1}}`, `domain "delta.clustering": configuration does not match its schema: json: unknown field "x"`},
-		{"row tracking fraction", `{"delta.rowTracking":{"rowIdHighWaterMark":1.5}}`, `domain "delta.rowTracking": configuration does not match its schema: json: cannot unmarshal number 1.5 into Go struct field .rowIdHighWaterMark of type int64`},
+		{"row tracking fraction", `{"delta.rowTracking":{"rowIdHighWaterMark":1.5}}`, `domain "delta.rowTracking": configuration does not match its schema: at rowIdHighWaterMark: number 1.5 does not fit int64`},
 		{"row tracking string", `{"delta.rowTracking":{"rowIdHighWaterMark":"7"}}`, `domain "delta.rowTracking": configuration does not match its schema: json: cannot unmarshal string into Go struct field .rowIdHighWaterMark of type int64`},
 		{"row tracking negative", `{"delta.rowTracking":{"rowIdHighWaterMark":-2}}`, `domain "delta.rowTracking": rowIdHighWaterMark must be at least -1 (none assigned)`},
 		{"unknown system domain", `{"delta.teleport":{}}`, `domain "delta.teleport": unknown system domain (delta.* domains belong to Delta features; lakegate knows delta.clustering and delta.rowTracking)`},

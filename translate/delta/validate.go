@@ -5,26 +5,25 @@ import (
 	"encoding/json"
 	"maps"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 
+	"github.com/lakegate/lakegate/internal/strictjson"
 	"github.com/lakegate/lakegate/translate/schema"
 	"github.com/lakegate/lakegate/upstream/icerest"
 )
 
 // decode parses a JSON object body; what is not an object is a 400, and
-// so is text encoding/json would quietly repair: invalid UTF-8 and lone
-// surrogate escapes (both become U+FFFD), and NUL. Every name, location,
-// property and comment of a Delta body comes through here.
+// so is text encoding/json would quietly repair (invalid UTF-8 and lone
+// surrogate escapes, both become U+FFFD; NUL) and a body other decoders
+// would read otherwise: a repeated key, or a case variant of a field,
+// which encoding/json takes for the field (strictjson). Every name,
+// location, property and comment of a Delta body comes through here.
 func decode(body []byte, v any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return badRequest("request body is required")
 	}
-	if !utf8.Valid(body) {
-		return badRequest("malformed request body: not valid UTF-8")
-	}
-	if err := icerest.CheckEscapes(body); err != nil {
+	if err := strictjson.Check(body, strictjson.ShapeOf(v)); err != nil {
 		return badRequest("malformed request body: %v", err)
 	}
 	if err := json.Unmarshal(body, v); err != nil {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lakegate/lakegate/internal/strictjson"
 	"github.com/lakegate/lakegate/translate/sharing/actions"
 	"github.com/lakegate/lakegate/translate/sharing/hints"
 )
@@ -142,7 +143,7 @@ func ParseQuery(r io.Reader) (QueryRequest, error) {
 	if strings.TrimSpace(string(raw)) == "" {
 		return q, nil
 	}
-	if err := json.Unmarshal(raw, &q); err != nil {
+	if err := strictjson.Unmarshal(raw, &q); err != nil {
 		return q, Errorf(http.StatusBadRequest, CodeMalformedRequest, "request body is not a valid query: %v", err)
 	}
 	return q, q.check()

@@ -122,7 +122,7 @@ func TestParseQuery(t *testing.T) {
 		`{`:                          "unexpected end of JSON input",
 		`[]`:                         "cannot unmarshal array",
 		`{"version":"one"}`:          "QueryRequest.version",
-		`{"limitHint":1.5}`:          "QueryRequest.limitHint",
+		`{"limitHint":1.5}`:          "at limitHint: number 1.5 does not fit int64",
 		`{"predicateHints":"a = 1"}`: "QueryRequest.predicateHints",
 	} {
 		_, err := ParseQuery(strings.NewReader(body))
@@ -305,4 +305,27 @@ func TestParseTimestamp(t *testing.T) {
 		requireError(t, err, http.StatusBadRequest, CodeInvalidParameter,
 			fmt.Sprintf("timestamp %q is not a timestamp like 2022-01-01T00:00:00Z or 2022-01-01 00:00:00 (UTC unless it names a zone)", bad), bad)
 	}
+}
+
+// TestParseQueryStrict: a query body a Go decoder would read otherwise
+// than lakegate checked it is a 400 MALFORMED_REQUEST naming the key;
+// unknown keys pass.
+func TestParseQueryStrict(t *testing.T) {
+	for body, want := range map[string]string{
+		`{"version":1,"Version":2}`:                       `at the top level: key "Version" is a case variant of the field "version"`,
+		`{"limitHint":1,"LIMITHINT":1000000}`:             `key "LIMITHINT" is a case variant of the field "limitHint"`,
+		`{"version":1,"version":2}`:                       `duplicate key "version"`,
+		`{"predicateHints":["a"],"predicateHints":["b"]}`: `duplicate key "predicateHints"`,
+		`{"jsonPredicateHints":{"op":"and","op":"or"}}`:   `at jsonPredicateHints: duplicate key "op"`,
+		`{"versio\u006e":1,"version":2}`:                  `duplicate key "version"`,
+		"\xef\xbb\xbf{\"version\":1}":                     "invalid character",
+		`{"version":1} {}`:                                "trailing data",
+		"{\"timestamp\":\"\xff\"}":                        "not valid UTF-8",
+		`{"version":9223372036854775808}`:                 "does not fit int64",
+	} {
+		_, err := ParseQuery(strings.NewReader(body))
+		requireErrorContains(t, err, http.StatusBadRequest, CodeMalformedRequest, []string{want}, body)
+	}
+	_, err := ParseQuery(strings.NewReader(`{"version":1,"x-vendor":{"A":1,"a":2}}`))
+	require.NoError(t, err)
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lakegate/lakegate/internal/strictjson"
 	"github.com/lakegate/lakegate/translate/delta"
 	"github.com/lakegate/lakegate/translate/schema"
 )
@@ -33,7 +34,7 @@ type CreateTable struct {
 // log there; the catalog records where it is and what it was told.
 func ParseCreateTable(body []byte) (*CreateTable, error) {
 	var req CreateTable
-	if err := json.Unmarshal(body, &req); err != nil {
+	if err := strictjson.Unmarshal(body, &req); err != nil {
 		return nil, Errorf(http.StatusBadRequest, InvalidArgument, "malformed CreateTable: %v", err)
 	}
 	for field, v := range map[string]*string{"name": req.Name, "catalog_name": req.CatalogName, "schema_name": req.SchemaName,

@@ -146,7 +146,7 @@ func TestParseCreateSchema(t *testing.T) {
 func TestParseCreateSchemaBadBodies(t *testing.T) {
 	for _, tc := range []struct{ body, message string }{
 		{`{`, "malformed CreateSchema: unexpected end of JSON input"},
-		{``, "malformed CreateSchema: unexpected end of JSON input"},
+		{``, "malformed CreateSchema: empty body"},
 		{`[]`, "malformed CreateSchema: json: cannot unmarshal array into Go value of type unity.CreateSchema"},
 		{`{"name":1,"catalog_name":"lake"}`, "malformed CreateSchema: json: cannot unmarshal number into Go struct field CreateSchema.name of type string"},
 		{`{"name":"s","catalog_name":"lake","properties":{"k":1}}`, "malformed CreateSchema: json: cannot unmarshal number into Go struct field CreateSchema.properties of type string"},

@@ -2,7 +2,6 @@ package unity
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"maps"
 	"net/http"
@@ -11,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/lakegate/lakegate/internal/strictjson"
 	"github.com/lakegate/lakegate/translate"
 	"github.com/lakegate/lakegate/translate/delta"
 	"github.com/lakegate/lakegate/upstream/icerest"
@@ -131,7 +131,7 @@ func schemaInfo(catalog, name string, props map[string]string) *SchemaInfo {
 // policy decides on.
 func ParseCreateSchema(body []byte) (*CreateSchema, error) {
 	var req CreateSchema
-	if err := json.Unmarshal(body, &req); err != nil {
+	if err := strictjson.Unmarshal(body, &req); err != nil {
 		return nil, Errorf(http.StatusBadRequest, InvalidArgument, "malformed CreateSchema: %v", err)
 	}
 	for _, f := range []struct {

@@ -1,6 +1,7 @@
 package icerest
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -185,6 +186,10 @@ func parseBody(op string, raw []byte) (object, error) {
 		sh = shapeOf(s.Body)
 	}
 	v, err := strictjson.Decode(raw, sh)
+	var syntax *json.SyntaxError
+	if errors.As(err, &syntax) {
+		return nil, fmt.Errorf("not a JSON object: %v", err)
+	}
 	if err != nil {
 		return nil, err
 	}
