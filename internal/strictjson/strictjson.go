@@ -13,13 +13,9 @@
 package strictjson
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -67,146 +63,19 @@ func walk(data []byte, s Shape, build bool) (any, error) {
 	if err := CheckText(data); err != nil {
 		return nil, err
 	}
-	if len(bytes.TrimSpace(data)) == 0 {
+	sc := scanner{data: data, build: build}
+	sc.space()
+	if sc.pos == len(data) {
 		return nil, ErrEmpty
 	}
-	w := walker{dec: json.NewDecoder(bytes.NewReader(data)), build: build}
-	w.dec.UseNumber()
-	v, err := w.value(s)
+	v, err := sc.value(s)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := w.dec.Token(); !errors.Is(err, io.EOF) {
+	if sc.space(); sc.pos < len(data) {
 		return nil, errors.New("trailing data after the JSON value")
 	}
 	return v, nil
-}
-
-type walker struct {
-	dec   *json.Decoder
-	build bool
-	// path is where the walk is, for errors (where the client looks):
-	// a key, or an array index (then index >= 0).
-	path []step
-}
-
-type step struct {
-	key   string
-	index int
-}
-
-// value reads one value.
-func (w *walker) value(s Shape) (any, error) {
-	tok, err := w.dec.Token()
-	if err != nil {
-		return nil, syntaxError(err)
-	}
-	switch t := tok.(type) {
-	case json.Delim:
-		if t == '{' {
-			return w.object(s)
-		}
-		return w.array(s)
-	case json.Number:
-		if s != nil {
-			if err := s.Number(string(t)); err != nil {
-				return nil, fmt.Errorf("%s: %v", w.at(), err)
-			}
-		}
-	}
-	return tok, nil
-}
-
-func (w *walker) object(s Shape) (any, error) {
-	m := map[string]any{} // also the set of keys seen
-	for w.dec.More() {
-		tok, err := w.dec.Token()
-		if err != nil {
-			return nil, syntaxError(err)
-		}
-		key := tok.(string) // the decoder allows only strings here
-		if _, dup := m[key]; dup {
-			return nil, fmt.Errorf("%s: duplicate key %q", w.at(), key)
-		}
-		var child Shape
-		if s != nil {
-			var variant string
-			if child, variant = s.Field(key); variant != "" {
-				return nil, fmt.Errorf("%s: key %q is a case variant of the field %q", w.at(), key, variant)
-			}
-		}
-		w.path = append(w.path, step{key: key, index: -1})
-		v, err := w.value(child)
-		w.path = w.path[:len(w.path)-1]
-		if err != nil {
-			return nil, err
-		}
-		m[key] = v
-	}
-	if _, err := w.dec.Token(); err != nil { // '}'
-		return nil, syntaxError(err)
-	}
-	if !w.build {
-		return nil, nil
-	}
-	return m, nil
-}
-
-func (w *walker) array(s Shape) (any, error) {
-	var item Shape
-	if s != nil {
-		item = s.Item()
-	}
-	a := []any{}
-	for i := 0; w.dec.More(); i++ {
-		w.path = append(w.path, step{index: i})
-		v, err := w.value(item)
-		w.path = w.path[:len(w.path)-1]
-		if err != nil {
-			return nil, err
-		}
-		if w.build {
-			a = append(a, v)
-		}
-	}
-	if _, err := w.dec.Token(); err != nil { // ']'
-		return nil, syntaxError(err)
-	}
-	if !w.build {
-		return nil, nil
-	}
-	return a, nil
-}
-
-// at says where the walk is: "at table-changes[0].identifier".
-func (w *walker) at() string {
-	if len(w.path) == 0 {
-		return "at the top level"
-	}
-	var b strings.Builder
-	b.WriteString("at ")
-	for i, st := range w.path {
-		switch {
-		case st.index >= 0 && i > 0:
-			fmt.Fprintf(&b, "[%d]", st.index)
-		case st.index >= 0:
-			fmt.Fprintf(&b, "item %d", st.index)
-		default:
-			if i > 0 {
-				b.WriteByte('.')
-			}
-			b.WriteString(st.key)
-		}
-	}
-	return b.String()
-}
-
-// syntaxError words a decoder error as json.Unmarshal does.
-func syntaxError(err error) error {
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return errors.New("unexpected end of JSON input")
-	}
-	return err
 }
 
 // CheckText refuses text encoding/json would decode quietly into

@@ -1,7 +1,9 @@
 package strictjson
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -146,6 +148,37 @@ func FuzzUnmarshal(f *testing.F) {
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("%+v != %+v", got, want)
+		}
+	})
+}
+
+// FuzzDecodeAgrees: the scanner accepts exactly what encoding/json
+// accepts (after CheckText), reads the same value, and refuses beyond it
+// only repeated keys.
+func FuzzDecodeAgrees(f *testing.F) {
+	for _, s := range []string{`{"a":[1,-0.5e+3,"x\n\u00e9\ud83d\ude00",true,false,null,{}]}`, `[]`, `"s"`, `1`, ` {"a":1,"a":2} `,
+		`{"a":1,}`, `[1,]`, `01`, `-`, `1.`, `1e`, `"\x"`, `"\u12"`, `tru`, `nul`, "\"a\tb\"", `{"a" 1}`, `[1 2]`, `{"a":1}x`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, err := Decode(data, nil)
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.UseNumber()
+		var want any
+		jerr := dec.Decode(&want)
+		if jerr == nil && dec.InputOffset() < int64(len(bytes.TrimRight(data, " \t\r\n"))) {
+			jerr = errors.New("trailing data")
+		}
+		if jerr == nil {
+			jerr = CheckText(data)
+		}
+		switch {
+		case err == nil && jerr != nil:
+			t.Fatalf("accepted what encoding/json refuses (%v)", jerr)
+		case err == nil && !reflect.DeepEqual(got, want):
+			t.Fatalf("read %#v, encoding/json %#v", got, want)
+		case err != nil && jerr == nil && !strings.Contains(err.Error(), "duplicate key") && !strings.Contains(err.Error(), "max depth"):
+			t.Fatalf("refused what encoding/json accepts: %v", err)
 		}
 	})
 }

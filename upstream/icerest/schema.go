@@ -45,6 +45,7 @@ type node struct {
 
 	target *node             // Ref resolved
 	folds  map[string]string // Props' names by strictjson.Fold
+	alts   shape             // n resolved, with its alternatives (expand)
 }
 
 type operationSchema struct {
@@ -72,6 +73,9 @@ func loadSchemas(b []byte) map[string]*operationSchema {
 		for _, q := range op.Query {
 			q.link(t.Schemas, seen)
 		}
+	}
+	for n := range seen { // once every reference is resolved
+		n.alts = expand(nil, n)
 	}
 	return t.Operations
 }

@@ -13,15 +13,18 @@ import (
 // a case variant of a field of any of them (strictjson.Shape).
 type shape []*node
 
-// shapeOf is n's shape, or nil (any value) when n names nothing.
+// shapeOf is n's shape, or nil (any value) when n names nothing. A
+// node's shape is its precomputed alts, handed out by pointer so that a
+// walk boxes no slices.
 func shapeOf(n *node) strictjson.Shape {
-	if s := expand(nil, n); len(s) > 0 {
-		return s
+	if n == nil || len(n.alts) == 0 {
+		return nil
 	}
-	return nil
+	return &n.alts
 }
 
-// expand adds n, resolved, and its alternatives to s.
+// expand adds n, resolved, and its alternatives to s (loadSchemas keeps
+// each node's in alts, so a walk does not expand them again).
 func expand(s shape, n *node) shape {
 	for n != nil && n.target != nil {
 		n = n.target
@@ -44,40 +47,68 @@ func expand(s shape, n *node) shape {
 // field of one alternative but is a case variant of one of its fields is
 // refused, whatever the others say: a Go backend decoding into that
 // alternative would take it for the field.
-func (s shape) Field(key string) (strictjson.Shape, string) {
-	var child shape
-	for _, n := range s {
+func (s *shape) Field(key string) (strictjson.Shape, string) {
+	var u unionOf
+	var folded string
+	for _, n := range *s {
 		if p := n.Props[key]; p != nil {
-			child = expand(child, p)
+			u.add(p)
 			continue
 		}
-		if f := n.folds[strictjson.Fold(key)]; f != "" {
+		if folded == "" {
+			folded = strictjson.Fold(key)
+		}
+		if f := n.folds[folded]; f != "" {
 			return nil, f
 		}
-		if n.Extra != nil {
-			child = expand(child, n.Extra)
-		}
+		u.add(n.Extra)
 	}
-	if len(child) == 0 {
-		return nil, ""
-	}
-	return child, ""
+	return u.shape(), ""
 }
 
 // Item is the union of the alternatives' item schemas.
-func (s shape) Item() strictjson.Shape {
-	var items shape
-	for _, n := range s {
-		if n.Items != nil {
-			items = expand(items, n.Items)
+func (s *shape) Item() strictjson.Shape {
+	var u unionOf
+	for _, n := range *s {
+		u.add(n.Items)
+	}
+	return u.shape()
+}
+
+// unionOf gathers the shapes of several schemas; one alone (the usual
+// case) is shared, not copied.
+type unionOf struct {
+	one    *shape
+	merged shape
+}
+
+func (u *unionOf) add(n *node) {
+	switch {
+	case n == nil || u.one == &n.alts:
+	case u.one == nil && u.merged == nil:
+		u.one = &n.alts
+	default:
+		if u.merged == nil {
+			u.merged = slices.Clone(*u.one)
+		}
+		for _, a := range n.alts {
+			if !slices.Contains(u.merged, a) {
+				u.merged = append(u.merged, a)
+			}
 		}
 	}
-	if len(items) == 0 {
-		return nil
+}
+
+func (u *unionOf) shape() strictjson.Shape {
+	switch {
+	case u.merged != nil:
+		return &u.merged
+	case u.one != nil:
+		return u.one
 	}
-	return items
+	return nil
 }
 
 // Number passes: checkSchema checks each number against its field's
 // type, on the same parse.
-func (shape) Number(string) error { return nil }
+func (*shape) Number(string) error { return nil }

@@ -1,7 +1,6 @@
 package icerest
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -186,7 +185,7 @@ func parseBody(op string, raw []byte) (object, error) {
 		sh = shapeOf(s.Body)
 	}
 	v, err := strictjson.Decode(raw, sh)
-	var syntax *json.SyntaxError
+	var syntax *strictjson.SyntaxError
 	if errors.As(err, &syntax) {
 		return nil, fmt.Errorf("not a JSON object: %v", err)
 	}
