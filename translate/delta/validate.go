@@ -129,7 +129,7 @@ func checkName(name string) error {
 // parseColumns parses UC columns; a type Iceberg cannot hold is a 400 too,
 // caught here so nothing is half-created.
 func parseColumns(raw json.RawMessage, nonEmpty bool) (schema.StructType, error) {
-	cols, err := schema.ParseColumns(raw)
+	cols, err := schema.ParseClientColumns(raw)
 	if err != nil {
 		return cols, invalidParam("columns: %v", err)
 	}

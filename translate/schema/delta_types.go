@@ -9,8 +9,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/lakegate/lakegate/internal/strictjson"
 )
 
 // DataType is one Delta (Spark SQL JSON) data type. The set is closed: it is
@@ -173,12 +176,63 @@ type dialect struct {
 	// requires it) and a name that is not blank, as UC requires. The log's
 	// schema string is read as Spark reads it, which tolerates both.
 	request bool
+	// client is set for a schema a client sent (checkKeys): a case
+	// variant of a key is refused, not ignored. What lakegate stored or a
+	// Delta log holds is read as it is.
+	client bool
 }
 
 var (
-	deltaDialect = dialect{"elementType", "containsNull", "keyType", "valueType", "valueContainsNull", false}
-	ucDialect    = dialect{"element-type", "contains-null", "key-type", "value-type", "value-contains-null", true}
+	deltaDialect = dialect{"elementType", "containsNull", "keyType", "valueType", "valueContainsNull", false, false}
+	ucDialect    = dialect{"element-type", "contains-null", "key-type", "value-type", "value-contains-null", true, false}
 )
+
+// ParseClientStructType is ParseStructType for a schema a client sent
+// (the UC catalogs API's type_json): a key that is only a case variant of
+// one the parser reads ("Type", "Nullable") is an error, since a decoder
+// that folds case (Go's) would read it as that key.
+func ParseClientStructType(b []byte) (StructType, error) {
+	d := deltaDialect
+	d.client = true
+	return parseClient(b, d)
+}
+
+// ParseClientColumns is ParseColumns for columns a client sent, refusing
+// case variants of keys as ParseClientStructType does.
+func ParseClientColumns(b []byte) (StructType, error) {
+	d := ucDialect
+	d.client = true
+	return parseClient(b, d)
+}
+
+// parseClient refuses repeated keys (a JSON text inside a string, as
+// type_json is, was not checked with its request) before parsing.
+func parseClient(b []byte, d dialect) (StructType, error) {
+	if err := strictjson.Check(b, nil); err != nil {
+		return StructType{}, fmt.Errorf("schema: %v", err)
+	}
+	return parseTop(b, d)
+}
+
+// checkKeys refuses, in a client's schema, a key that is only a case
+// variant of one the parser reads.
+func (d dialect) checkKeys(obj map[string]json.RawMessage, path string) error {
+	if !d.client {
+		return nil
+	}
+	known := []string{"name", "type", "nullable", "metadata", "fields", d.elementType, d.containsNull, d.keyType, d.valueType, d.valueContainsNull}
+	for key := range obj {
+		if slices.Contains(known, key) {
+			continue
+		}
+		for _, k := range known {
+			if strictjson.Fold(k) == strictjson.Fold(key) {
+				return fmt.Errorf("schema: %s: key %q is a case variant of %q", path, key, k)
+			}
+		}
+	}
+	return nil
+}
 
 // ParseStructType parses a Delta schema in the metaData.schemaString form.
 // It is strict about shapes (wrong JSON kinds, unknown type names, invalid
@@ -202,6 +256,9 @@ func parseTop(b []byte, d dialect) (StructType, error) {
 		return StructType{}, fmt.Errorf("schema: malformed JSON: %w", err)
 	}
 	obj, err := asObject(raw, "schema")
+	if err == nil {
+		err = d.checkKeys(obj, "schema")
+	}
 	if err != nil {
 		return StructType{}, err
 	}
@@ -279,6 +336,9 @@ func parseStruct(obj map[string]json.RawMessage, path string, d dialect) (Struct
 	seen := make(map[string]string, len(items))
 	for i, item := range items {
 		fo, err := asObject(item, fmt.Sprintf("%s: field %d", where(path), i))
+		if err == nil {
+			err = d.checkKeys(fo, fmt.Sprintf("%s: field %d", where(path), i))
+		}
 		if err != nil {
 			return StructType{}, err
 		}
@@ -336,6 +396,9 @@ func parseType(raw json.RawMessage, path string, d dialect) (DataType, error) {
 		return nil, fmt.Errorf("schema: column %q: type must be a string or an object", path)
 	}
 	obj, err := asObject(raw, fmt.Sprintf("column %q", path))
+	if err == nil {
+		err = d.checkKeys(obj, fmt.Sprintf("column %q", path))
+	}
 	if err != nil {
 		return nil, err
 	}

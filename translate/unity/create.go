@@ -103,7 +103,7 @@ func deltaColumns(cols []ColumnInfo) (json.RawMessage, []string, error) {
 		if c.TypeJSON == "" {
 			return nil, nil, Errorf(http.StatusBadRequest, InvalidArgument, "column %q has no type_json", c.Name)
 		}
-		one, err := schema.ParseStructType([]byte(`{"type":"struct","fields":[` + c.TypeJSON + `]}`))
+		one, err := schema.ParseClientStructType([]byte(`{"type":"struct","fields":[` + c.TypeJSON + `]}`))
 		if err != nil || len(one.Fields) != 1 || one.Fields[0].Name != c.Name {
 			return nil, nil, Errorf(http.StatusBadRequest, InvalidArgument, "column %q: type_json is not that column's Spark field: %v", c.Name, err)
 		}
