@@ -670,6 +670,9 @@ func TestCacheAdminStatsAndPurge(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, purge(t, admin, `{"catalog":"nope"}`))
 	assert.Equal(t, http.StatusBadRequest, purge(t, admin, `{"catalog":"`+name+`","table":"t"}`))
 	assert.Equal(t, http.StatusBadRequest, purge(t, admin, `{`))
+	// Ambiguous to a decoder that folds case or keeps the last duplicate.
+	assert.Equal(t, http.StatusBadRequest, purge(t, admin, `{"catalog":"`+name+`","Catalog":"nope"}`))
+	assert.Equal(t, http.StatusBadRequest, purge(t, admin, `{"catalog":"nope","catalog":"`+name+`"}`))
 	resp, err := http.Get(admin + "/lakegate/cache/purge")
 	require.NoError(t, err)
 	resp.Body.Close()
