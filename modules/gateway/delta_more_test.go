@@ -626,28 +626,36 @@ decision := {"allow": false, "reason": "secret tables are denied"} if {
 visible contains i if some i, _ in input.items
 `
 
-// The policy decides on the name the operation uses: JSON keys match
-// case-insensitively (the last one wins), so a body naming "allowed" under
-// one spelling and "secret" under another must be decided as "secret".
+// The policy decides on the name the operation uses, and there is only
+// one: a body naming "allowed" under one spelling and "secret" under
+// another (which encoding/json would decode as "secret") is refused as
+// ambiguous before the policy is asked, and nothing is created or renamed.
 func TestDeltaPolicySeesTheParsedName(t *testing.T) {
 	ctx := context.Background()
 	base, dir := deltaGatewayWith(t, map[string]any{"policy": testPolicy(t, denySecretTables)})
 	require.NoError(t, gatewayClient(t, base, "lake").CreateNamespace(ctx, table.Identifier{"sales"}, nil))
 	tables := base + deltaAPI + "/catalogs/lake/schemas/sales/tables"
+	ambiguous := func(code int, out map[string]any, key string) {
+		t.Helper()
+		assert.Equal(t, http.StatusBadRequest, code, "%v", out)
+		assert.Contains(t, errMessage(out), `key "`+key+`" is a case variant`)
+	}
 
 	body := fmt.Sprintf(`{"name":"allowed","NAME":"secret","location":"file://%s/secret","table-type":"EXTERNAL",
 		"columns":%s,"protocol":{"min-reader-version":1,"min-writer-version":2},"properties":{},"last-commit-timestamp-ms":1}`,
 		dir, eventsColumns)
 	code, out := callRaw(t, http.MethodPost, tables, body)
-	assert.Equal(t, http.StatusForbidden, code, "%v", out)
-	assert.Equal(t, "createTable: secret tables are denied", errMessage(out))
+	ambiguous(code, out, "NAME")
 	code, out = callRaw(t, http.MethodPost, base+deltaAPI+"/catalogs/lake/schemas/sales/staging-tables", `{"name":"ok","Name":"secret"}`)
+	ambiguous(code, out, "Name")
+	code, out = callRaw(t, http.MethodPost, base+deltaAPI+"/catalogs/lake/schemas/sales/staging-tables", `{"name":"secret"}`)
 	assert.Equal(t, http.StatusForbidden, code, "%v", out)
+	assert.Equal(t, "createStagingTable: secret tables are denied", errMessage(out))
 
 	code, created := createEvents(t, base, dir, "events", nil)
 	require.Equal(t, http.StatusOK, code, "%v", created)
 	code, out = callRaw(t, http.MethodPost, tables+"/events/rename", `{"new-name":"fine","New-Name":"secret"}`)
-	assert.Equal(t, http.StatusForbidden, code, "%v", out)
+	ambiguous(code, out, "New-Name")
 	code, _ = call(t, http.MethodHead, tables+"/events", nil)
 	assert.Equal(t, http.StatusNoContent, code, "the refused rename left the table in place")
 }
