@@ -199,11 +199,6 @@ func parseBody(op string, raw []byte) (object, error) {
 	return o, nil
 }
 
-// CheckEscapes refuses the \u escapes encoding/json would decode quietly
-// into something else than was sent: a lone surrogate (stored as U+FFFD)
-// and NUL (which ends a C string in some backends' storage).
-func CheckEscapes(raw []byte) error { return strictjson.CheckEscapes(raw) }
-
 // checkSchema checks a body parseBody accepted against op's request
 // schema from the spec.
 func checkSchema(op string, body object) error {

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/lakegate/lakegate/internal/strictjson"
 )
 
 const (
@@ -298,7 +300,7 @@ func FuzzValidateBody(f *testing.F) {
 			if _, derr := parseBody(op, body); derr != nil {
 				t.Fatalf("passed a body that is not one JSON object: %v", derr)
 			}
-			if eerr := CheckEscapes(body); eerr != nil {
+			if eerr := strictjson.CheckText(body); eerr != nil {
 				t.Fatalf("passed a body with %v", eerr)
 			}
 		}
