@@ -45,7 +45,7 @@ func TestImportRules(t *testing.T) {
 	pkgs := imports(t)
 	require.Contains(t, pkgs, "modules/gateway", "go list saw the module")
 	leaves := []string{"upstream/icerest", "upstream/locations", "cache", "cache/replay", "translate/schema",
-		"translate/sharing/hints", "translate/sharing/fileurl", "duration", "caller", "apierror", "internal/jsonenc", "internal/redisurl",
+		"translate/sharing/hints", "translate/sharing/fileurl", "duration", "caller", "apierror", "internal/jsonenc", "internal/jsonscan", "internal/redisurl",
 		"internal/parquetcheck", "internal/parquetcheck/parquetchecktest", "internal/strictjson", "telemetry"}
 	for pkg, imps := range pkgs {
 		for _, imp := range imps {

@@ -1,0 +1,634 @@
+// Package jsonscan is a strict, allocation-free pull scanner of JSON
+// documents (RFC 8259): the caller walks the values it cares about and
+// skips the rest, and every byte is validated on the way, once.
+//
+// It is stricter than encoding/json where leniency makes a document mean
+// different things to different readers: strings must be valid UTF-8, an
+// object must not repeat a key, and nothing but whitespace may follow the
+// document (a byte order mark is not whitespace). Keys are compared as
+// written (encoding/json matches struct fields case-insensitively; the
+// Iceberg clients do not).
+//
+// A Scanner is reused across documents (Reset): its buffers are grown
+// once and kept, so scanning allocates nothing in a steady state.
+package jsonscan
+
+import (
+	"hash/maphash"
+	"unicode/utf8"
+)
+
+// Kind is the kind of a JSON value, named by its first byte.
+type Kind byte
+
+// The kinds of values; None is what Peek says at the end of the input or
+// after an error.
+const (
+	None   Kind = 0
+	Object Kind = '{'
+	Array  Kind = '['
+	String Kind = '"'
+	Number Kind = '0'
+	Bool   Kind = 't'
+	Null   Kind = 'n'
+)
+
+// MaxDepth bounds nesting, as encoding/json does: a document cannot make
+// the scanner (or its caller) recurse without end.
+const MaxDepth = 10000
+
+// bigObject is the number of keys past which an object's duplicates are
+// looked up in a map rather than by a linear scan of its key hashes.
+const bigObject = 64
+
+// Error is a document the scanner refused: what is wrong, and the offset
+// of the byte where it was found.
+type Error struct {
+	Offset int
+	What   string
+}
+
+func (e *Error) Error() string { return "invalid JSON at offset " + itoa(e.Offset) + ": " + e.What }
+
+// frame is one open container. Keys of an object are remembered as
+// hashes (seeded per process, so a document cannot be made to collide on
+// purpose) in Scanner.keys from start on; big objects move to set.
+type frame struct {
+	kind  Kind
+	first bool // no member or element read yet
+	start int
+	set   map[uint64]struct{}
+}
+
+// Scanner reads one JSON document at a time. The zero value is ready
+// for Reset.
+type Scanner struct {
+	data   []byte
+	pos    int
+	err    *Error
+	frames []frame
+	keys   []uint64
+	kbuf   []byte // the last key, unescaped, when it had escapes
+	vbuf   []byte // the last string value, unescaped, when it had escapes
+}
+
+var seed = maphash.MakeSeed()
+
+// Reset starts scanning data.
+func (s *Scanner) Reset(data []byte) {
+	s.data, s.pos, s.err = data, 0, nil
+	for i := range s.frames {
+		s.frames[i].set = nil // let a big object's map go
+	}
+	s.frames, s.keys = s.frames[:0], s.keys[:0]
+}
+
+// Err is the first error met, or nil.
+func (s *Scanner) Err() error {
+	if s.err == nil {
+		return nil
+	}
+	return s.err
+}
+
+// Offset is how far the scanner has read.
+func (s *Scanner) Offset() int { return s.pos }
+
+// Failed reports whether the scanner met an error; every read then fails.
+func (s *Scanner) Failed() bool { return s.err != nil }
+
+// fail records the first error and ends the scan.
+func (s *Scanner) fail(what string) {
+	if s.err == nil {
+		s.err = &Error{Offset: s.pos, What: what}
+	}
+}
+
+// Fail lets a caller refuse the document for a reason of its own (a value
+// of the wrong type), at the current offset, so every later read fails.
+func (s *Scanner) Fail(what string) { s.fail(what) }
+
+// Finish checks that only whitespace follows the document and every
+// container was closed, and returns the scan's error.
+func (s *Scanner) Finish() error {
+	if s.err == nil && len(s.frames) > 0 {
+		s.fail("unexpected end of input")
+	}
+	if s.err == nil {
+		s.skipSpace()
+		if s.pos < len(s.data) {
+			s.fail("data after the document")
+		}
+	}
+	return s.Err()
+}
+
+func (s *Scanner) skipSpace() {
+	for s.pos < len(s.data) {
+		switch s.data[s.pos] {
+		case ' ', '\t', '\n', '\r':
+			s.pos++
+		default:
+			return
+		}
+	}
+}
+
+// Peek tells the kind of the next value without reading it; None at the
+// end of the input, after an error, or before a byte no value starts
+// with (reading it then fails).
+func (s *Scanner) Peek() Kind {
+	if s.err != nil {
+		return None
+	}
+	s.skipSpace()
+	if s.pos >= len(s.data) {
+		return None
+	}
+	switch c := s.data[s.pos]; c {
+	case '{', '[', '"':
+		return Kind(c)
+	case 't', 'f':
+		return Bool
+	case 'n':
+		return Null
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		return Number
+	}
+	return None
+}
+
+// open enters a container whose opening byte is next.
+func (s *Scanner) open(k Kind) {
+	if len(s.frames) >= MaxDepth {
+		s.fail("nested too deeply")
+		return
+	}
+	s.pos++
+	s.frames = append(s.frames, frame{kind: k, first: true, start: len(s.keys)})
+}
+
+// BeginObject enters the object that is next and reports true; when the
+// next value is not an object, it reads nothing and reports false.
+func (s *Scanner) BeginObject() bool {
+	if s.Peek() != Object {
+		return false
+	}
+	s.open(Object)
+	return s.err == nil
+}
+
+// BeginArray is BeginObject for arrays.
+func (s *Scanner) BeginArray() bool {
+	if s.Peek() != Array {
+		return false
+	}
+	s.open(Array)
+	return s.err == nil
+}
+
+// More reports whether the innermost open container has another member
+// (then read with Key and a value) or element; at its end it closes the
+// container and reports false.
+func (s *Scanner) More() bool {
+	if s.err != nil || len(s.frames) == 0 {
+		return false
+	}
+	f := &s.frames[len(s.frames)-1]
+	closing := byte(']')
+	if f.kind == Object {
+		closing = '}'
+	}
+	s.skipSpace()
+	if s.pos >= len(s.data) {
+		s.fail("unexpected end of input")
+		return false
+	}
+	c := s.data[s.pos]
+	if c == closing {
+		s.pos++
+		s.keys = s.keys[:f.start]
+		f.set = nil
+		s.frames = s.frames[:len(s.frames)-1]
+		return false
+	}
+	if f.first {
+		f.first = false
+		return true
+	}
+	if c != ',' {
+		s.fail("expected ',' or the container's end")
+		return false
+	}
+	s.pos++
+	s.skipSpace()
+	if s.pos < len(s.data) && s.data[s.pos] == closing {
+		s.fail("a comma before the container's end")
+		return false
+	}
+	return true
+}
+
+// Key reads a member's key and the colon after it, and refuses a key the
+// object already has. The key, unescaped, is valid until the next Key.
+func (s *Scanner) Key() []byte {
+	if s.err != nil {
+		return nil
+	}
+	if len(s.frames) == 0 || s.frames[len(s.frames)-1].kind != Object {
+		s.fail("a key outside an object")
+		return nil
+	}
+	s.skipSpace()
+	if s.pos >= len(s.data) || s.data[s.pos] != '"' {
+		s.fail("expected a key")
+		return nil
+	}
+	key := s.readString(&s.kbuf)
+	if s.err != nil {
+		return nil
+	}
+	s.skipSpace()
+	if s.pos >= len(s.data) || s.data[s.pos] != ':' {
+		s.fail("expected ':' after a key")
+		return nil
+	}
+	s.pos++
+	if s.seen(maphash.Bytes(seed, key)) {
+		s.fail("a key repeated in one object")
+		return nil
+	}
+	return key
+}
+
+// seen records a key's hash in the innermost object and reports whether
+// the object already had it.
+func (s *Scanner) seen(h uint64) bool {
+	f := &s.frames[len(s.frames)-1]
+	if f.set != nil {
+		if _, dup := f.set[h]; dup {
+			return true
+		}
+		f.set[h] = struct{}{}
+		return false
+	}
+	own := s.keys[f.start:]
+	for _, k := range own {
+		if k == h {
+			return true
+		}
+	}
+	if len(own) < bigObject {
+		s.keys = append(s.keys, h)
+		return false
+	}
+	f.set = make(map[uint64]struct{}, 2*bigObject)
+	for _, k := range own {
+		f.set[k] = struct{}{}
+	}
+	f.set[h] = struct{}{}
+	return false
+}
+
+// Str reads a string value and returns it unescaped, valid until the
+// next Str; when the next value is not a string it reads nothing and
+// reports false.
+func (s *Scanner) Str() ([]byte, bool) {
+	if s.Peek() != String {
+		return nil, false
+	}
+	v := s.readString(&s.vbuf)
+	return v, s.err == nil
+}
+
+// Null reads a null when it is next.
+func (s *Scanner) Null() bool {
+	if s.Peek() != Null {
+		return false
+	}
+	return s.literal("null")
+}
+
+// Int reads the number that is next; ok is false when it is not an
+// integer that fits an int64 (it is read all the same), or when the next
+// value is not a number (nothing is read).
+func (s *Scanner) Int() (v int64, ok bool) {
+	if s.Peek() != Number {
+		return 0, false
+	}
+	start := s.pos
+	s.readNumber()
+	if s.err != nil {
+		return 0, false
+	}
+	return parseInt(s.data[start:s.pos])
+}
+
+// Skip reads and validates the next value, whatever it is.
+func (s *Scanner) Skip() {
+	switch s.Peek() {
+	case Object:
+		s.open(Object)
+		for s.More() {
+			s.Key()
+			s.Skip()
+		}
+	case Array:
+		s.open(Array)
+		for s.More() {
+			s.Skip()
+		}
+	case String:
+		s.readString(nil)
+	case Number:
+		s.readNumber()
+	case Bool:
+		s.readBool()
+	case Null:
+		s.literal("null")
+	default:
+		if s.err == nil {
+			if s.pos >= len(s.data) {
+				s.fail("unexpected end of input")
+			} else {
+				s.fail("expected a value")
+			}
+		}
+	}
+}
+
+// Bool reads a true or false when it is next; ok is false when the next
+// value is no boolean (nothing is read).
+func (s *Scanner) Bool() (v, ok bool) {
+	if s.Peek() != Bool {
+		return false, false
+	}
+	return s.readBool(), s.err == nil
+}
+
+func (s *Scanner) readBool() bool {
+	if s.data[s.pos] == 't' {
+		return s.literal("true")
+	}
+	s.literal("false")
+	return false
+}
+
+// literal reads word (true, false, null).
+func (s *Scanner) literal(word string) bool {
+	if len(s.data)-s.pos < len(word) || string(s.data[s.pos:s.pos+len(word)]) != word {
+		s.fail("a misspelt true, false or null")
+		return false
+	}
+	s.pos += len(word)
+	return true
+}
+
+// readNumber reads -?(0|[1-9]d*)(.d+)?([eE][+-]?d+)?.
+func (s *Scanner) readNumber() {
+	d, i := s.data, s.pos
+	if i < len(d) && d[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(d) && d[i] == '0':
+		i++
+	case i < len(d) && d[i] >= '1' && d[i] <= '9':
+		i = digits(d, i)
+	default:
+		s.pos = i
+		s.fail("a number without digits")
+		return
+	}
+	if i < len(d) && d[i] == '.' {
+		j := digits(d, i+1)
+		if j == i+1 {
+			s.pos = j
+			s.fail("a number without digits after '.'")
+			return
+		}
+		i = j
+	}
+	if i < len(d) && (d[i] == 'e' || d[i] == 'E') {
+		i++
+		if i < len(d) && (d[i] == '+' || d[i] == '-') {
+			i++
+		}
+		j := digits(d, i)
+		if j == i {
+			s.pos = j
+			s.fail("a number without exponent digits")
+			return
+		}
+		i = j
+	}
+	s.pos = i
+}
+
+func digits(d []byte, i int) int {
+	for i < len(d) && d[i] >= '0' && d[i] <= '9' {
+		i++
+	}
+	return i
+}
+
+// parseInt reads a JSON number literal as an int64: no fraction, no
+// exponent, in range.
+func parseInt(lit []byte) (int64, bool) {
+	neg := len(lit) > 0 && lit[0] == '-'
+	if neg {
+		lit = lit[1:]
+	}
+	var u uint64
+	for _, c := range lit {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		if u > (1<<63)/10 {
+			return 0, false
+		}
+		u = u*10 + uint64(c-'0')
+	}
+	switch {
+	case neg && u <= 1<<63:
+		return -int64(u-1) - 1, true
+	case !neg && u < 1<<63:
+		return int64(u), true
+	}
+	return 0, false
+}
+
+// plain marks the bytes a string may hold as they are: printable ASCII
+// other than the quote and the backslash.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// readString reads the string at pos (its opening quote). Its content is
+// returned as a slice of the input when it has no escapes, else unescaped
+// into *buf; with buf nil (Skip) it is only validated.
+func (s *Scanner) readString(buf *[]byte) []byte {
+	d := s.data
+	i := s.pos + 1
+	start := i
+	for i < len(d) && plain[d[i]] {
+		i++
+	}
+	if i < len(d) && d[i] == '"' { // the common case: nothing to decode
+		s.pos = i + 1
+		return d[start:i]
+	}
+	var out []byte
+	if buf != nil {
+		out = append((*buf)[:0], d[start:i]...)
+	}
+	for {
+		if i >= len(d) {
+			s.pos = i
+			s.fail("a string without its closing quote")
+			return nil
+		}
+		c := d[i]
+		switch {
+		case plain[c]:
+			j := i + 1
+			for j < len(d) && plain[d[j]] {
+				j++
+			}
+			if buf != nil {
+				out = append(out, d[i:j]...)
+			}
+			i = j
+		case c == '"':
+			s.pos = i + 1
+			if buf != nil {
+				*buf = out
+			}
+			return out
+		case c == '\\':
+			var ok bool
+			if i, out, ok = unescape(d, i, out, buf != nil); !ok {
+				s.pos = i
+				s.fail("an invalid escape in a string")
+				return nil
+			}
+		case c < 0x20:
+			s.pos = i
+			s.fail("a control character in a string")
+			return nil
+		default:
+			r, n := utf8.DecodeRune(d[i:])
+			if r == utf8.RuneError && n <= 1 {
+				s.pos = i
+				s.fail("invalid UTF-8 in a string")
+				return nil
+			}
+			if buf != nil {
+				out = append(out, d[i:i+n]...)
+			}
+			i += n
+		}
+	}
+}
+
+// unescape decodes the escape at d[i] (a backslash) onto out when keep,
+// and returns the offset after it.
+func unescape(d []byte, i int, out []byte, keep bool) (int, []byte, bool) {
+	if i+1 >= len(d) {
+		return i, out, false
+	}
+	var b byte
+	switch d[i+1] {
+	case '"', '\\', '/':
+		b = d[i+1]
+	case 'b':
+		b = '\b'
+	case 'f':
+		b = '\f'
+	case 'n':
+		b = '\n'
+	case 'r':
+		b = '\r'
+	case 't':
+		b = '\t'
+	case 'u':
+		r, ok := hex4(d, i+2)
+		if !ok {
+			return i, out, false
+		}
+		i += 6
+		if utf16IsSurrogate(r) {
+			// A pair is one character; a lone half is kept as U+FFFD, as
+			// encoding/json does (it is valid JSON, if not valid text).
+			if r < 0xdc00 && i+1 < len(d) && d[i] == '\\' && d[i+1] == 'u' {
+				if lo, ok := hex4(d, i+2); ok && lo >= 0xdc00 && lo <= 0xdfff {
+					r = 0x10000 + (r-0xd800)<<10 + (lo - 0xdc00)
+					i += 6
+				} else {
+					r = utf8.RuneError
+				}
+			} else {
+				r = utf8.RuneError
+			}
+		}
+		if keep {
+			out = utf8.AppendRune(out, r)
+		}
+		return i, out, true
+	default:
+		return i, out, false
+	}
+	if keep {
+		out = append(out, b)
+	}
+	return i + 2, out, true
+}
+
+func utf16IsSurrogate(r rune) bool { return r >= 0xd800 && r <= 0xdfff }
+
+// hex4 reads four hex digits at d[i:].
+func hex4(d []byte, i int) (rune, bool) {
+	if i+4 > len(d) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range d[i : i+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
+
+// itoa avoids strconv for an error message.
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b [20]byte
+	i := len(b)
+	for ; n > 0; n /= 10 {
+		i--
+		b[i] = byte('0' + n%10)
+	}
+	return string(b[i:])
+}
+
+// Valid reports whether data is one JSON document the scanner accepts.
+func Valid(data []byte) bool {
+	var s Scanner
+	s.Reset(data)
+	s.Skip()
+	return s.Finish() == nil
+}
