@@ -1,0 +1,110 @@
+package upstream
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/lakegate/lakegate/cache"
+	"github.com/lakegate/lakegate/duration"
+	"github.com/lakegate/lakegate/upstream/icerest"
+)
+
+// answerOfSize is a LoadTable answer of about size bytes: tableAnswer
+// with as many snapshots as fill it (one is about 340 bytes, the rest 830).
+func answerOfSize(size int) []byte {
+	return tableAnswer(max(1, (size-830)/341))
+}
+
+// memoryBackend is an Iceberg REST backend answering every LoadTable with
+// body from memory, as fast as a backend can, so a benchmark or budget
+// measures the gateway's cost and not the backend's.
+func memoryBackend(tb testing.TB, body []byte) *httptest.Server {
+	tb.Helper()
+	length := strconv.Itoa(len(body))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/config" {
+			_, _ = w.Write([]byte(`{"defaults":{},"overrides":{}}`))
+			return
+		}
+		h := w.Header()
+		h["Content-Type"] = []string{"application/json"}
+		h["Content-Length"] = []string{length}
+		_, _ = w.Write(body)
+	}))
+	tb.Cleanup(srv.Close)
+	return srv
+}
+
+// proxyPipeline is a remote catalog's pipeline on backend, with an L1
+// table cache (max_age 1h) when cached.
+func proxyPipeline(tb testing.TB, backend string, cached bool) *Pipeline {
+	tb.Helper()
+	remote, err := NewRemote("lake", RemoteConfig{URL: backend}, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var opts []PipelineOption
+	if cached {
+		c, err := cache.New(cache.Config{}, nil, nil)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		opts = append(opts, WithCache(&TableCache{Cache: c, Catalog: "lake",
+			Config: CacheConfig{MaxAge: duration.Duration(time.Hour)}}))
+	}
+	return NewPipeline("lake", remote, opts...)
+}
+
+// discardWriter is a ResponseWriter that keeps nothing, as a client
+// socket would: what a benchmark counts is the gateway's own work.
+type discardWriter struct {
+	h      http.Header
+	status int
+	n      int
+}
+
+func (w *discardWriter) Header() http.Header         { return w.h }
+func (w *discardWriter) WriteHeader(code int)        { w.status = code }
+func (w *discardWriter) Write(b []byte) (int, error) { w.n += len(b); return len(b), nil }
+
+// loadRoute is the LoadTable every proxy benchmark and budget asks for.
+var loadRoute = icerest.Route{Operation: icerest.OpLoadTable, Namespace: []string{"ns"}, Table: "t"}
+
+// loadThrough serves one LoadTable through p and wants a whole 200.
+func loadThrough(tb testing.TB, p *Pipeline, size int) {
+	req := httptest.NewRequest(http.MethodGet, "/v1/namespaces/ns/tables/t", nil).WithContext(context.Background())
+	w := &discardWriter{h: http.Header{}}
+	p.Serve(w, req, loadRoute, "alice")
+	if w.status != http.StatusOK || w.n != size {
+		tb.Fatalf("LoadTable answered %d with %d bytes, want 200 with %d", w.status, w.n, size)
+	}
+}
+
+// BenchmarkProxyLoadTable is one LoadTable through a remote catalog's
+// pipeline against a backend answering from memory: miss is the plain
+// proxy (no cache), hit-l1 the table cache's memory.
+func BenchmarkProxyLoadTable(b *testing.B) {
+	for _, size := range []int{21 << 10, 10 << 20} {
+		body := answerOfSize(size)
+		backend := memoryBackend(b, body)
+		for _, v := range []struct {
+			name   string
+			cached bool
+		}{{"miss", false}, {"hit-l1", true}} {
+			p := proxyPipeline(b, backend.URL, v.cached)
+			loadThrough(b, p, len(body))
+			b.Run(fmt.Sprintf("%s/%dKB", v.name, len(body)>>10), func(b *testing.B) {
+				b.SetBytes(int64(len(body)))
+				b.ReportAllocs()
+				for b.Loop() {
+					loadThrough(b, p, len(body))
+				}
+			})
+		}
+	}
+}
