@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
+	"hash/maphash"
+	"sync"
 
 	"github.com/google/uuid"
+	lru "github.com/hashicorp/golang-lru/v2"
 
+	"github.com/lakegate/lakegate/internal/jsonscan"
 	"github.com/lakegate/lakegate/upstream/icerest"
 )
 
@@ -18,56 +21,320 @@ var carriesTableMetadata = map[string]bool{
 	icerest.OpUpdateTable: true,
 }
 
-// tableMetadata is the part of TableMetadata lakegate checks: the fields
-// the spec requires, and the types of the fields every client reads when
-// present. Arrays of objects decode into struct{}: their items must be
-// objects, and nothing else of them is kept.
-type tableMetadata struct {
-	FormatVersion     *int                `json:"format-version"`
-	TableUUID         *string             `json:"table-uuid"`
-	Location          *string             `json:"location"`
-	LastUpdatedMs     *int64              `json:"last-updated-ms"`
-	LastColumnID      *int64              `json:"last-column-id"`
-	Schemas           []struct{}          `json:"schemas"`
-	CurrentSchemaID   *int64              `json:"current-schema-id"`
-	PartitionSpecs    []struct{}          `json:"partition-specs"`
-	DefaultSpecID     *int64              `json:"default-spec-id"`
-	SortOrders        []struct{}          `json:"sort-orders"`
-	Properties        map[string]string   `json:"properties"`
-	CurrentSnapshotID *int64              `json:"current-snapshot-id"`
-	Snapshots         []struct{}          `json:"snapshots"`
-	SnapshotLog       []struct{}          `json:"snapshot-log"`
-	MetadataLog       []struct{}          `json:"metadata-log"`
-	Refs              map[string]struct{} `json:"refs"`
+// A table answer is read in one pass of a strict scanner (see
+// internal/jsonscan) that both checks it and reads what the cache, the
+// refresher and strip_credentials need (icerest.TableAnswer). A table's
+// metadata never changes once written, so most answers are the bytes of
+// one seen before: the verdict is remembered per content, and a table
+// that did not change costs one hash pass.
+//
+// The memo's key is a hash of the bytes, seeded at random per process so
+// a backend cannot aim a collision, and their length.
+type answerKey struct {
+	sum uint64
+	n   int
+}
+
+// answerMemoSize bounds the memo: an entry is a few hundred bytes (the
+// location and the properties), never the answer itself.
+const answerMemoSize = 4096
+
+var (
+	answerSeed = maphash.MakeSeed()
+	answerMemo = func() *lru.Cache[answerKey, *icerest.TableAnswer] {
+		c, err := lru.New[answerKey, *icerest.TableAnswer](answerMemoSize)
+		if err != nil {
+			panic(err) // only for a size < 1
+		}
+		return c
+	}()
+	// scanners are reused: a scanner's buffers grow once and stay.
+	scanners = sync.Pool{New: func() any { return new(jsonscan.Scanner) }}
+)
+
+// tableVerdict is what one pass over a table answer found: syntax is set
+// when the body is no (strict) JSON document, metadata when its
+// "metadata" is not table metadata.
+type tableVerdict struct {
+	syntax, metadata error
+}
+
+func (v tableVerdict) ok() bool { return v.syntax == nil && v.metadata == nil }
+
+// readTableAnswer checks a table answer and reads it, remembering the
+// verdict of a valid one. The TableAnswer is read however the verdict
+// goes, as far as the body is JSON: a backend lakegate does not check
+// (the embedded catalog) still has its answers' properties read.
+func readTableAnswer(body []byte) (*icerest.TableAnswer, tableVerdict) {
+	key := answerKey{maphash.Bytes(answerSeed, body), len(body)}
+	if a, ok := answerMemo.Get(key); ok {
+		return a, tableVerdict{}
+	}
+	a, v := scanTableAnswer(body)
+	if v.ok() {
+		answerMemo.Add(key, a)
+	}
+	return a, v
+}
+
+// scanTableAnswer is readTableAnswer's pass, without the memo.
+func scanTableAnswer(body []byte) (*icerest.TableAnswer, tableVerdict) {
+	s := scanners.Get().(*jsonscan.Scanner)
+	defer scanners.Put(s)
+	s.Reset(body)
+	a := &icerest.TableAnswer{}
+	var v tableVerdict
+	if !s.BeginObject() {
+		s.Skip()
+		v.metadata = errors.New("the answer is not an object")
+	}
+	for s.More() {
+		if err := readTopMember(s, a); err != nil && v.metadata == nil {
+			v.metadata = err
+		}
+	}
+	if v.syntax = s.Finish(); v.syntax != nil {
+		return &icerest.TableAnswer{}, v
+	}
+	if v.metadata == nil && !a.HasMetadata {
+		v.metadata = errors.New(`no "metadata"`)
+	}
+	return a, v
+}
+
+// readTopMember reads one member of a table answer; an error is a value
+// of the wrong type (the scan goes on past it).
+func readTopMember(s *jsonscan.Scanner, a *icerest.TableAnswer) error {
+	switch string(s.Key()) {
+	case "metadata-location":
+		if v, ok := s.Str(); ok {
+			a.MetadataLocation, a.HasMetadataLocation = string(v), true
+			return nil
+		}
+		return nullOr(s, `"metadata-location" is not a string`)
+	case "metadata":
+		if s.BeginObject() {
+			a.HasMetadata = true
+			return readMetadata(s, a)
+		}
+		return nullOr(s, `"metadata" is not an object`)
+	case "config":
+		readConfig(s, a)
+	case "storage-credentials":
+		a.HasStorageCredentials = true
+		readStorageCredentials(s, a)
+	default:
+		s.Skip()
+	}
+	return nil
+}
+
+// nullOr reads a null, which stands for an absent optional field, or
+// skips the value and returns the type error what.
+func nullOr(s *jsonscan.Scanner, what string) error {
+	if s.Null() {
+		return nil
+	}
+	s.Skip()
+	return errors.New(what)
+}
+
+// readConfig notes a secret among the config's keys; a config that is
+// not a string map is the client's to refuse.
+func readConfig(s *jsonscan.Scanner, a *icerest.TableAnswer) {
+	if !s.BeginObject() {
+		s.Skip()
+		return
+	}
+	for s.More() {
+		if icerest.IsSecretConfigKey(string(s.Key())) {
+			a.SecretConfig = true
+		}
+		s.Skip()
+	}
+}
+
+// readStorageCredentials notes whether any credential is vended: only
+// null and the empty list say none.
+func readStorageCredentials(s *jsonscan.Scanner, a *icerest.TableAnswer) {
+	switch {
+	case s.Null():
+	case s.BeginArray():
+		for s.More() {
+			a.VendedCredentials = true
+			s.Skip()
+		}
+	default:
+		a.VendedCredentials = true // not the spec's form: take it to hold some
+		s.Skip()
+	}
+}
+
+// metadataField is how one typed field of TableMetadata is checked.
+type metadataField func(s *jsonscan.Scanner, name string) error
+
+// metadataFields are the fields of TableMetadata lakegate checks: the
+// ones the spec requires, and the types of those every client reads when
+// present. format-version, table-uuid and properties are read apart.
+var metadataFields = map[string]metadataField{
+	"location":            optionalString,
+	"last-updated-ms":     optionalInt,
+	"last-column-id":      optionalInt,
+	"current-schema-id":   optionalInt,
+	"default-spec-id":     optionalInt,
+	"current-snapshot-id": optionalInt,
+	"schemas":             listOfObjects,
+	"partition-specs":     listOfObjects,
+	"sort-orders":         listOfObjects,
+	"snapshots":           listOfObjects,
+	"snapshot-log":        listOfObjects,
+	"metadata-log":        listOfObjects,
+	"refs":                mapOfObjects,
+}
+
+// readMetadata checks the metadata object whose '{' was read, and reads
+// its properties into a.
+func readMetadata(s *jsonscan.Scanner, a *icerest.TableAnswer) error {
+	var first error
+	note := func(err error) {
+		if first == nil {
+			first = err
+		}
+	}
+	version, tableUUID := false, false
+	for s.More() {
+		key := s.Key()
+		switch string(key) {
+		case "format-version":
+			if s.Peek() != jsonscan.Number {
+				s.Skip()
+				continue
+			}
+			v, ok := s.Int()
+			version = ok && v >= 1 && v <= 3
+		case "table-uuid":
+			ok, err := readUUID(s)
+			tableUUID = ok
+			if err != nil {
+				note(err)
+			}
+		case "properties":
+			note(readProperties(s, a))
+		default:
+			if check, ok := metadataFields[string(key)]; ok {
+				note(check(s, string(key)))
+			} else {
+				s.Skip()
+			}
+		}
+	}
+	switch {
+	case first != nil:
+		return first
+	case !version:
+		return errors.New(`"format-version" is not 1, 2 or 3`)
+	case !tableUUID:
+		return errors.New(`no "table-uuid"`)
+	}
+	return nil
+}
+
+// readUUID reads table-uuid: ok when it is a UUID (in any form
+// uuid.Parse takes); null is no table-uuid.
+func readUUID(s *jsonscan.Scanner) (ok bool, err error) {
+	v, isStr := s.Str()
+	if !isStr {
+		return false, nullOr(s, `"table-uuid" is not of its type`)
+	}
+	if _, perr := uuid.ParseBytes(v); perr != nil {
+		return false, errors.New(`"table-uuid" is not a UUID`)
+	}
+	return true, nil
+}
+
+// readProperties reads the metadata's properties, a string map.
+func readProperties(s *jsonscan.Scanner, a *icerest.TableAnswer) error {
+	if !s.BeginObject() {
+		return nullOr(s, `"properties" is not of its type`)
+	}
+	var bad error
+	for s.More() {
+		k := string(s.Key())
+		v, ok := s.Str()
+		switch {
+		case ok:
+			if a.Properties == nil {
+				a.Properties = map[string]string{}
+			}
+			a.Properties[k] = string(v)
+		case s.Null(): // encoding/json left such a key out; so does lakegate
+		default:
+			s.Skip()
+			bad = errors.New(`"properties" is not of its type`)
+		}
+	}
+	return bad
+}
+
+func optionalString(s *jsonscan.Scanner, name string) error {
+	if _, ok := s.Str(); ok {
+		return nil
+	}
+	return nullOr(s, `"`+name+`" is not of its type`)
+}
+
+func optionalInt(s *jsonscan.Scanner, name string) error {
+	if s.Peek() == jsonscan.Number {
+		if _, ok := s.Int(); ok {
+			return nil
+		}
+		return errors.New(`"` + name + `" is not of its type`)
+	}
+	return nullOr(s, `"`+name+`" is not of its type`)
+}
+
+// listOfObjects checks an array whose items are objects (or null, which
+// encoding/json took as an empty one).
+func listOfObjects(s *jsonscan.Scanner, name string) error {
+	if !s.BeginArray() {
+		return nullOr(s, `"`+name+`" is not of its type`)
+	}
+	var bad error
+	for s.More() {
+		if s.Peek() != jsonscan.Object && !s.Null() && bad == nil {
+			bad = errors.New(`"` + name + `" is not a list of objects`)
+		}
+		s.Skip()
+	}
+	return bad
+}
+
+// mapOfObjects checks an object whose values are objects (or null).
+func mapOfObjects(s *jsonscan.Scanner, name string) error {
+	if !s.BeginObject() {
+		return nullOr(s, `"`+name+`" is not of its type`)
+	}
+	var bad error
+	for s.More() {
+		s.Key()
+		if s.Peek() != jsonscan.Object && !s.Null() && bad == nil {
+			bad = errors.New(`"` + name + `" is not a map of objects`)
+		}
+		s.Skip()
+	}
+	return bad
 }
 
 // checkTableMetadata checks an answer's "metadata" is table metadata: a
 // backend answering {"metadata":{"garbage":true}} must not be served,
-// nor cached and served again as stale while it is down.
+// nor cached and served again as stale while it is down. It is the whole
+// pass, without the memo.
 func checkTableMetadata(body []byte) error {
-	var a struct {
-		Metadata *tableMetadata `json:"metadata"`
+	_, v := scanTableAnswer(body)
+	if v.syntax != nil {
+		return v.syntax
 	}
-	if err := json.Unmarshal(body, &a); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return fmt.Errorf("%q is not of its type", te.Field)
-		}
-		return err
-	}
-	m := a.Metadata
-	switch {
-	case m == nil:
-		return errors.New(`no "metadata"`)
-	case m.FormatVersion == nil || *m.FormatVersion < 1 || *m.FormatVersion > 3:
-		return errors.New(`"format-version" is not 1, 2 or 3`)
-	case m.TableUUID == nil:
-		return errors.New(`no "table-uuid"`)
-	}
-	if _, err := uuid.Parse(*m.TableUUID); err != nil {
-		return errors.New(`"table-uuid" is not a UUID`)
-	}
-	return nil
+	return v.metadata
 }
 
 // nullListsAsEmpty rewrites the named top-level fields from null to []:

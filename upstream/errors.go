@@ -1,7 +1,6 @@
 package upstream
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/lakegate/lakegate/internal/jsonscan"
 	"github.com/lakegate/lakegate/upstream/icerest"
 )
 
@@ -54,32 +54,36 @@ func isTimeout(err error) bool {
 // carrying what the operation must return, and a 502/504 on a write means
 // its outcome is unknown.
 //
-// It returns the body to pass on: a lenient but meaningful answer (a null
-// list) is put in the spec's form.
-func checkResponse(resp *http.Response, body []byte, op string) ([]byte, error) {
+// It returns the body to pass on (a lenient but meaningful answer, a null
+// list, is put in the spec's form) and, for a table answer, what the one
+// pass that checked it read: the stages after the backend are handed it
+// and never parse the body again.
+func checkResponse(resp *http.Response, body []byte, op string) ([]byte, *icerest.TableAnswer, error) {
 	status := resp.StatusCode
 	if icerest.IsMutation(op) && (status == http.StatusBadGateway || status == http.StatusGatewayTimeout) {
-		return nil, icerest.Errorf(status, icerest.CommitStateUnknown,
+		return nil, nil, icerest.Errorf(status, icerest.CommitStateUnknown,
 			"the backend answered %d: the write may or may not have been applied", status)
 	}
 	if status >= 400 {
-		return body, checkErrorResponse(resp, body, op)
+		return body, nil, checkErrorResponse(resp, body, op)
 	}
 	if status < 200 || status >= 300 {
-		return body, nil // 304 Not Modified and friends carry no body to vet
+		return body, nil, nil // 304 Not Modified and friends carry no body to vet
 	}
 	if op == icerest.OpUpdateProperties {
 		body = nullListsAsEmpty(body, "updated", "removed", "missing")
 	}
-	if err := checkSuccess(body, op, status); err != nil {
-		return nil, err
-	}
 	if carriesTableMetadata[op] {
-		if err := checkTableMetadata(body); err != nil {
-			return nil, wrongAnswer(op, status, "table metadata that does not parse ("+err.Error()+")")
+		table, err := checkTableAnswer(body, op, status)
+		if err != nil {
+			return nil, nil, err
 		}
+		return body, table, nil
 	}
-	return body, nil
+	if err := checkSuccess(body, op, status); err != nil {
+		return nil, nil, err
+	}
+	return body, nil, nil
 }
 
 // wrongAnswer is the 502 for a success answer lakegate cannot trust. To a
@@ -93,13 +97,43 @@ func wrongAnswer(op string, status int, what string) error {
 		"the backend answered %d to %s with %s", status, op, what)
 }
 
-// checkSuccess checks a success body is JSON with what op must return.
-func checkSuccess(body []byte, op string, status int) error {
-	if len(body) > 0 && !looksValid(body, op) {
-		return wrongAnswer(op, status, "a body that is not valid JSON")
+// checkTableAnswer checks a table answer in one pass (remembered per
+// content: see readTableAnswer): JSON, the fields op must return, and
+// table metadata lakegate and its clients can read.
+func checkTableAnswer(body []byte, op string, status int) (*icerest.TableAnswer, error) {
+	if len(body) == 0 {
+		return nil, wrongAnswer(op, status, `no "`+requiredFields[op][0].name+`"`)
 	}
-	if missing := missingField(body, op); missing != "" {
-		return wrongAnswer(op, status, "no "+missing)
+	table, v := readTableAnswer(body)
+	if v.syntax != nil {
+		return nil, wrongAnswer(op, status, "a body that is not valid JSON ("+v.syntax.Error()+")")
+	}
+	for _, f := range requiredFields[op] {
+		if (f.name == "metadata" && !table.HasMetadata) || (f.name == "metadata-location" && !table.HasMetadataLocation) {
+			return nil, wrongAnswer(op, status, `no "`+f.name+`"`)
+		}
+	}
+	if v.metadata != nil {
+		return nil, wrongAnswer(op, status, "table metadata that does not parse ("+v.metadata.Error()+")")
+	}
+	return table, nil
+}
+
+// checkSuccess checks a success body is JSON with what op must return,
+// in one pass.
+func checkSuccess(body []byte, op string, status int) error {
+	fields := requiredFields[op]
+	var found uint64
+	if len(body) > 0 {
+		var ok bool
+		if ok, found = scanTop(body, op, fields); !ok {
+			return wrongAnswer(op, status, "a body that is not valid JSON")
+		}
+	}
+	for i, f := range fields {
+		if found&(1<<i) == 0 {
+			return wrongAnswer(op, status, `no "`+f.name+`"`)
+		}
 	}
 	return nil
 }
@@ -140,10 +174,7 @@ func checkErrorResponse(resp *http.Response, body []byte, op string) error {
 // operation's success answer. A backend that answers success without
 // them (a 204 to createView, "updated": null) has not told the client
 // what it did.
-var requiredFields = map[string][]struct {
-	name string
-	kind byte
-}{
+var requiredFields = map[string][]requiredField{
 	icerest.OpCreateNamespace:       {{"namespace", '['}},
 	icerest.OpLoadNamespaceMetadata: {{"namespace", '['}},
 	icerest.OpUpdateProperties:      {{"updated", '['}, {"removed", '['}},
@@ -160,51 +191,38 @@ var requiredFields = map[string][]struct {
 	icerest.OpFetchPlanningResult:   {{"status", '"'}},
 }
 
-// missingField names the first required field the answer lacks, or "".
-// Writes are decoded; reads (loadTable is the hot path) are scanned for
-// the key, which a top-level field of that kind implies.
-func missingField(body []byte, op string) string {
-	fields := requiredFields[op]
-	if len(fields) == 0 {
-		return ""
-	}
-	if !icerest.IsMutation(op) {
-		for _, f := range fields {
-			if !hasKeyOfKind(body, f.name, f.kind) {
-				return `"` + f.name + `"`
-			}
-		}
-		return ""
-	}
-	// An empty or non-object body leaves top nil: every field is missing.
-	var top map[string]json.RawMessage
-	_ = json.Unmarshal(body, &top)
-	for _, f := range fields {
-		if v := bytes.TrimSpace(top[f.name]); len(v) == 0 || v[0] != f.kind {
-			return `"` + f.name + `"`
-		}
-	}
-	return ""
+// requiredField is one of requiredFields.
+type requiredField = struct {
+	name string
+	kind jsonscan.Kind
 }
 
-// hasKeyOfKind reports whether body has "name": followed by a value that
-// starts with kind.
-func hasKeyOfKind(body []byte, name string, kind byte) bool {
-	key := []byte(`"` + name + `"`)
-	for rest := body; ; {
-		i := bytes.Index(rest, key)
-		if i < 0 {
-			return false
-		}
-		rest = rest[i+len(key):]
-		after := bytes.TrimLeft(rest, " \t\r\n")
-		if len(after) > 0 && after[0] == ':' {
-			v := bytes.TrimLeft(after[1:], " \t\r\n")
-			if len(v) > 0 && v[0] == kind {
-				return true
+// scanTop checks body is one strict JSON document (see internal/jsonscan)
+// and, for a read, an object or an array (HTML and text error pages,
+// answers cut short and ambiguous JSON are refused); and it notes which of
+// fields (a bit each) the body has as top-level members of their kind.
+func scanTop(body []byte, op string, fields []requiredField) (valid bool, found uint64) {
+	s := scanners.Get().(*jsonscan.Scanner)
+	defer scanners.Put(s)
+	s.Reset(body)
+	kind := s.Peek()
+	if !s.BeginObject() {
+		s.Skip()
+	}
+	for s.More() {
+		key := s.Key()
+		next := s.Peek()
+		for i, f := range fields {
+			if string(key) == f.name && next == f.kind {
+				found |= 1 << i
 			}
 		}
+		s.Skip()
 	}
+	if s.Finish() != nil {
+		return false, 0
+	}
+	return icerest.IsMutation(op) || kind == jsonscan.Object || kind == jsonscan.Array, found
 }
 
 // parseErrorModel reads an Iceberg error body; ok when it has an error
@@ -282,19 +300,8 @@ func errorTypeFor(status int) string {
 	return "HTTP" + strconv.Itoa(status)
 }
 
-// looksValid checks a success body. Writes are parsed in full: their
-// answer decides what the client believes was committed. Reads (the hot
-// path; a full parse cost a fifth of the gateway's CPU) are checked for a
-// JSON document's first and last byte, which catches HTML and text error
-// pages and answers cut short.
+// looksValid checks a success body as checkSuccess does.
 func looksValid(body []byte, op string) bool {
-	if icerest.IsMutation(op) {
-		return json.Valid(body)
-	}
-	b := bytes.TrimSpace(body)
-	if len(b) < 2 {
-		return false
-	}
-	first, last := b[0], b[len(b)-1]
-	return (first == '{' && last == '}') || (first == '[' && last == ']')
+	ok, _ := scanTop(body, op, nil)
+	return ok
 }

@@ -58,9 +58,11 @@ type CallerBackend interface {
 // cheaply (nil, false) for every other table.
 type Refresher interface {
 	// Refresh is given the LoadTable answer the pipeline is about to
-	// serve; changed reports that it committed to the table, and the
-	// load is then served again.
-	Refresh(ctx context.Context, catalog string, rt icerest.Route, answer []byte) (changed bool, err error)
+	// serve, and what the pipeline read of it in its one pass (the table's
+	// properties: it need not parse the answer); changed reports that it
+	// committed to the table, and the load is then served again.
+	Refresh(ctx context.Context, catalog string, rt icerest.Route, answer []byte,
+		table *icerest.TableAnswer) (changed bool, err error)
 	// CheckWrite refuses a write to a table the refresher owns.
 	CheckWrite(ctx context.Context, catalog string, rt icerest.Route, body []byte) error
 }
@@ -172,7 +174,7 @@ func (p *Pipeline) serveRefreshed(w http.ResponseWriter, r *http.Request, rt ice
 			rec.WriteTo(w)
 			return
 		}
-		changed, err := p.Refresher.Refresh(ctx, p.Catalog, rt, rec.Bytes())
+		changed, err := p.Refresher.Refresh(ctx, p.Catalog, rt, rec.Bytes(), rec.Table())
 		switch {
 		case err != nil:
 			icerest.WriteError(w, r, err)

@@ -26,7 +26,7 @@ type fakeRefresher struct {
 	answers   []string
 }
 
-func (f *fakeRefresher) Refresh(ctx context.Context, _ string, _ icerest.Route, answer []byte) (bool, error) {
+func (f *fakeRefresher) Refresh(ctx context.Context, _ string, _ icerest.Route, answer []byte, _ *icerest.TableAnswer) (bool, error) {
 	f.principal = caller.From(ctx).Principal
 	f.answers = append(f.answers, string(answer))
 	if f.stale.CompareAndSwap(true, false) {

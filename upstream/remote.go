@@ -151,7 +151,7 @@ func (b *Remote) config(ctx context.Context, authz string) (*CatalogConfig, erro
 	if authz != "" {
 		req.Header.Set("Authorization", authz)
 	}
-	resp, body, err := b.roundTrip(req, icerest.OpGetConfig, nil)
+	resp, body, _, err := b.roundTrip(req, icerest.OpGetConfig, nil, readOwned)
 	if err != nil {
 		return nil, err
 	}
@@ -219,7 +219,15 @@ func (b *Remote) Serve(w http.ResponseWriter, r *http.Request, rt icerest.Route)
 		icerest.WriteError(w, r, rerr)
 		return
 	}
-	resp, respBody, err := b.roundTrip(out, rt.Operation, body)
+	// A capture that keeps the answer is handed the answer's own buffer;
+	// an answer written out to a client is read into a pooled one.
+	holder, holds := w.(answerHolder)
+	mode := readPooled
+	if holds {
+		mode = readOwned
+	}
+	resp, respBody, pooled, err := b.roundTrip(out, rt.Operation, body, mode)
+	defer pooled.release() // after the last write of respBody
 	if err != nil {
 		WriteError(w, r, err, rt.Operation)
 		return
@@ -227,7 +235,7 @@ func (b *Remote) Serve(w http.ResponseWriter, r *http.Request, rt icerest.Route)
 	if resp.StatusCode >= 400 {
 		respBody = b.scrub(resp.Request, respBody)
 	}
-	respBody, err = checkResponse(resp, respBody, rt.Operation)
+	respBody, table, err := checkResponse(resp, respBody, rt.Operation)
 	if err != nil {
 		icerest.WriteError(w, r, err)
 		return
@@ -239,7 +247,11 @@ func (b *Remote) Serve(w http.ResponseWriter, r *http.Request, rt icerest.Route)
 		w.Header().Set("Content-Length", strconv.Itoa(len(respBody)))
 	}
 	w.WriteHeader(resp.StatusCode)
-	if r.Method != http.MethodHead {
+	switch {
+	case r.Method == http.MethodHead:
+	case holds:
+		holder.HoldAnswer(respBody, table)
+	default:
 		_, _ = w.Write(respBody)
 	}
 }
@@ -375,13 +387,13 @@ func copyResponseHeaders(dst, src http.Header) {
 // connection errors, and reads the whole response. It is one backend call
 // as an operator sees it: one span, one latency observation, and the
 // backend's last error when it failed.
-func (b *Remote) roundTrip(req *http.Request, op string, body []byte) (*http.Response, []byte, error) {
+func (b *Remote) roundTrip(req *http.Request, op string, body []byte, mode readMode) (*http.Response, []byte, *pooledBody, error) {
 	req, span := telemetry.StartRequest(req, telemetry.SpanBackend, func() []attribute.KeyValue {
 		return []attribute.KeyValue{telemetry.AttrCatalog.String(b.name), telemetry.AttrOperation.String(op),
 			telemetry.AttrBreaker.String(b.breaker.State())}
 	})
 	start := time.Now()
-	resp, data, err := b.breakerCall(req, op, body)
+	resp, data, pooled, err := b.breakerCall(req, op, body, mode)
 	status := 0
 	if resp != nil {
 		status = resp.StatusCode
@@ -400,13 +412,14 @@ func (b *Remote) roundTrip(req *http.Request, op string, body []byte) (*http.Res
 	}
 	telemetry.From(req.Context()).SetBackend(status, why)
 	telemetry.EndStatus(span, status)
-	return resp, data, err
+	return resp, data, pooled, err
 }
 
-func (b *Remote) breakerCall(req *http.Request, op string, body []byte) (*http.Response, []byte, error) {
+func (b *Remote) breakerCall(req *http.Request, op string, body []byte, mode readMode) (*http.Response, []byte, *pooledBody, error) {
 	type result struct {
-		resp *http.Response
-		body []byte
+		resp   *http.Response
+		body   []byte
+		pooled *pooledBody
 	}
 	res, err := execute(b.breaker, func() (result, error) {
 		resp, err := b.sendWithRetry(req, body)
@@ -414,31 +427,29 @@ func (b *Remote) breakerCall(req *http.Request, op string, body []byte) (*http.R
 			return result{}, b.blame(err)
 		}
 		defer resp.Body.Close()
-		data, err := readBody(resp)
-		if err == nil && len(data) > maxResponse {
-			err = fmt.Errorf("backend response exceeds %d bytes", maxResponse)
-		}
+		data, pooled, err := readBody(resp, mode)
 		if err != nil {
+			pooled.release()
 			return result{}, b.blame(&responseCutError{err})
 		}
 		switch {
 		case resp.StatusCode == http.StatusInternalServerError && b.cfg.Breaker.unhealthy(resp.StatusCode, op):
-			return result{resp, data}, errBackend5xx // count_read_500: the operator's choice, not probed
+			return result{resp, data, pooled}, errBackend5xx // count_read_500: the operator's choice, not probed
 		case b.cfg.Breaker.unhealthy(resp.StatusCode, op):
-			return result{resp, data}, b.blame(errBackend5xx)
+			return result{resp, data, pooled}, b.blame(errBackend5xx)
 		case resp.StatusCode >= 500:
-			return result{resp, data}, errNotCounted
+			return result{resp, data, pooled}, errNotCounted
 		}
-		return result{resp, data}, nil
+		return result{resp, data, pooled}, nil
 	})
 	var own *notCountedError
 	if errors.As(err, &own) {
 		err = own.err
 	}
 	if errors.Is(err, errBackend5xx) || errors.Is(err, errNotCounted) {
-		return res.resp, res.body, nil // the answer still goes back
+		return res.resp, res.body, res.pooled, nil // the answer still goes back
 	}
-	return res.resp, res.body, err
+	return res.resp, res.body, res.pooled, err
 }
 
 // blame decides whether a failed call counts against the backend's health
@@ -545,17 +556,4 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error, op string) {
 		w.Header().Set("Retry-After", strconv.Itoa(after))
 	}
 	icerest.WriteError(w, r, e)
-}
-
-// readBody reads a whole response, sized up front when the length is
-// known (the buffer then never regrows).
-func readBody(resp *http.Response) ([]byte, error) {
-	var buf bytes.Buffer
-	if n := resp.ContentLength; n > 0 && n <= maxResponse {
-		buf.Grow(int(n) + 1)
-	} else {
-		buf.Grow(32 << 10)
-	}
-	_, err := buf.ReadFrom(io.LimitReader(resp.Body, maxResponse+1))
-	return buf.Bytes(), err
 }

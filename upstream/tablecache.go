@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"net/http"
 	"slices"
 	"sort"
@@ -210,26 +209,14 @@ func gatewayETag(metadataLocation, variant string) string {
 	return `W/"` + hex.EncodeToString(sum[:16]) + `"`
 }
 
-// newEntry reads what the cache needs from a LoadTable response.
+// newEntry makes a cache entry of a LoadTable response, from what the
+// answer's check read (Captured.Table): the body is not parsed again.
 func newEntry(rec *Captured) *cache.Entry {
-	var doc struct {
-		MetadataLocation   string            `json:"metadata-location"`
-		Config             map[string]string `json:"config"`
-		StorageCredentials []json.RawMessage `json:"storage-credentials"`
-	}
-	_ = json.Unmarshal(rec.Bytes(), &doc)
-	creds := len(doc.StorageCredentials) > 0
-	for k := range doc.Config {
-		creds = creds || icerest.IsSecretConfigKey(k)
-	}
+	table := rec.Table()
 	return &cache.Entry{
-		// The clone is the one copy a miss makes, and it is needed: the
-		// buffer's array has up to twice the body's length in spare
-		// capacity, which the cache would keep alive while counting only
-		// len(Body) against max_bytes.
-		Body: bytes.Clone(rec.Bytes()), ContentType: rec.Header.Get("Content-Type"),
-		MetadataLocation: doc.MetadataLocation, BackendETag: rec.Header.Get("ETag"),
-		Credentials: creds, Stored: time.Now(),
+		Body: rec.keepable(), ContentType: rec.Header.Get("Content-Type"),
+		MetadataLocation: table.MetadataLocation, BackendETag: rec.Header.Get("ETag"),
+		Credentials: table.Credentials(), Stored: time.Now(),
 	}
 }
 
@@ -274,16 +261,13 @@ var answersTable = map[string]bool{
 // through the cache never answer it. A staged create has no
 // metadata-location, hence no version and no tag.
 func (tc *TableCache) tagTable(rec *Captured, r *http.Request, principal string) {
-	var doc struct {
-		MetadataLocation string `json:"metadata-location"`
-	}
-	_ = json.Unmarshal(rec.Bytes(), &doc)
-	if doc.MetadataLocation == "" {
+	location := rec.Table().MetadataLocation
+	if location == "" {
 		rec.Header.Del("ETag")
 		return
 	}
 	shared := tc.sharedKey(representation("all", r), principal)
-	rec.Header.Set("ETag", gatewayETag(doc.MetadataLocation, shared))
+	rec.Header.Set("ETag", gatewayETag(location, shared))
 }
 
 // invalidating are the writes that can change a cached LoadTable answer;
@@ -321,8 +305,15 @@ type Captured struct {
 	Header http.Header
 	body   bytes.Buffer
 	// shared is a body the handler handed over whole and unchanging (a
-	// cache entry's, see writeBody), held instead of copied into body.
+	// cache entry's, see writeBody; a backend answer, see answerHolder),
+	// held instead of copied into body.
 	shared []byte
+	// table is what the check of a table answer in shared read, when the
+	// backend handed it over with the answer.
+	table *icerest.TableAnswer
+	// unreadable: the body is not JSON the scan could read (Table is then
+	// empty, which says nothing of what the body holds).
+	unreadable bool
 }
 
 // Bytes is the held body. The caller must not change it: it may be a
@@ -336,9 +327,39 @@ func (c *Captured) Bytes() []byte {
 
 // SetBytes replaces the held body.
 func (c *Captured) SetBytes(b []byte) {
-	c.shared = nil
+	c.shared, c.table, c.unreadable = nil, nil, false
 	c.body.Reset()
 	c.body.Write(b)
+}
+
+// Table is what a table answer (the held body) holds for the stages
+// after the backend: what the backend's check read, handed over with the
+// body; else one pass over the body (remembered per content, so an answer
+// seen before costs a hash pass). It is never nil.
+func (c *Captured) Table() *icerest.TableAnswer {
+	if c.table == nil {
+		var v tableVerdict
+		c.table, v = readTableAnswer(c.Bytes())
+		c.unreadable = v.syntax != nil
+	}
+	return c.table
+}
+
+// MayHoldCredentials reports a held table answer that has
+// storage-credentials or secret config, or that cannot be read to tell.
+func (c *Captured) MayHoldCredentials() bool {
+	return c.Table().Strippable() || c.unreadable
+}
+
+// keepable is the held body for a cache entry to keep: a body handed
+// over is kept as it is unless its array is much larger than it (the
+// cache counts only len(Body) against max_bytes); a written one, whose
+// buffer has up to twice its length in spare capacity, is copied.
+func (c *Captured) keepable() []byte {
+	if b := c.shared; b != nil && cap(b)-len(b) <= len(b)/64 {
+		return b
+	}
+	return bytes.Clone(c.Bytes())
 }
 
 // Capture runs next and holds its response.
@@ -359,6 +380,10 @@ func (c *Captured) WriteTo(w http.ResponseWriter) {
 		w.Header()[k] = v
 	}
 	w.WriteHeader(c.Status)
+	if h, ok := w.(answerHolder); ok && c.table != nil && c.shared != nil {
+		h.HoldAnswer(body, c.table) // what was read of it goes on with it
+		return
+	}
 	writeBody(w, body)
 }
 
@@ -379,6 +404,13 @@ func writeBody(w http.ResponseWriter, b []byte) {
 	_, _ = w.Write(b)
 }
 
+// answerHolder is a ResponseWriter that holds a backend's checked answer
+// as it is, with what the check read (icerest.TableAnswer): a capture.
+// The backend hands it a buffer of the answer's own, never reused.
+type answerHolder interface {
+	HoldAnswer(body []byte, table *icerest.TableAnswer)
+}
+
 type captureWriter struct{ c *Captured }
 
 func (w captureWriter) Header() http.Header  { return w.c.Header }
@@ -389,6 +421,7 @@ func (w captureWriter) Write(b []byte) (int, error) {
 		w.c.body.Write(w.c.shared)
 		w.c.shared = nil
 	}
+	w.c.table, w.c.unreadable = nil, false // what was read of a body no longer holds for more
 	return w.c.body.Write(b)
 }
 
@@ -396,6 +429,15 @@ func (w captureWriter) Write(b []byte) (int, error) {
 func (w captureWriter) WriteShared(b []byte) {
 	if w.c.shared == nil && w.c.body.Len() == 0 {
 		w.c.shared = b
+		return
+	}
+	_, _ = w.Write(b)
+}
+
+// HoldAnswer holds a backend's answer and what its check read.
+func (w captureWriter) HoldAnswer(b []byte, table *icerest.TableAnswer) {
+	if w.c.shared == nil && w.c.body.Len() == 0 {
+		w.c.shared, w.c.table = b, table
 		return
 	}
 	_, _ = w.Write(b)

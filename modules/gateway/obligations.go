@@ -74,7 +74,9 @@ func serveStripped(w http.ResponseWriter, r *http.Request, rt icerest.Route, nex
 		return
 	}
 	rec := upstream.Capture(next, r, rt)
-	if rec.Status == http.StatusOK {
+	// What the pipeline read of the answer tells whether there is anything
+	// to strip: most answers are passed on without being parsed again.
+	if rec.Status == http.StatusOK && rec.MayHoldCredentials() {
 		rec.SetBytes(stripCredentials(rec.Bytes()))
 	}
 	rec.WriteTo(w)

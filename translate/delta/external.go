@@ -1,7 +1,6 @@
 package delta
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -54,24 +53,13 @@ func logSynced(props map[string]string) bool {
 	return props[PropTableType] == External && props[PropLatestUniform] == ""
 }
 
-// tableTypeKey is how the property appears in a LoadTable answer: a
-// table without it is no Delta table, and most answers are ruled out by
-// this scan without being parsed.
-var tableTypeKey = []byte(`"` + PropTableType + `"`)
-
 // Refresh brings an EXTERNAL Delta table's Iceberg side up to its Delta
-// log before answer is served (upstream.Refresher). changed reports a
-// commit: the pipeline then serves the load again.
-func (s *Service) Refresh(ctx context.Context, catalog string, rt icerest.Route, answer []byte) (bool, error) {
-	if isOwn(ctx) || !bytes.Contains(answer, tableTypeKey) {
-		return false, nil
-	}
-	var doc struct {
-		Metadata struct {
-			Properties map[string]string `json:"properties"`
-		} `json:"metadata"`
-	}
-	if json.Unmarshal(answer, &doc) != nil || !logSynced(doc.Metadata.Properties) {
+// log before answer is served (upstream.Refresher). The table's
+// properties are what the pipeline read of the answer: it is not parsed
+// again. changed reports a commit: the pipeline then serves the load
+// again.
+func (s *Service) Refresh(ctx context.Context, catalog string, rt icerest.Route, _ []byte, table *icerest.TableAnswer) (bool, error) {
+	if isOwn(ctx) || table == nil || !logSynced(table.Properties) {
 		return false, nil
 	}
 	ref := Ref{Catalog: catalog, Namespace: rt.Namespace, Name: rt.Table}
