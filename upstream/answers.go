@@ -301,10 +301,9 @@ func listOfObjects(s *jsonscan.Scanner, name string) error {
 	}
 	var bad error
 	for s.More() {
-		if s.Peek() != jsonscan.Object && !s.Null() && bad == nil {
+		if !objectOrNull(s) && bad == nil {
 			bad = errors.New(`"` + name + `" is not a list of objects`)
 		}
-		s.Skip()
 	}
 	return bad
 }
@@ -317,12 +316,22 @@ func mapOfObjects(s *jsonscan.Scanner, name string) error {
 	var bad error
 	for s.More() {
 		s.Key()
-		if s.Peek() != jsonscan.Object && !s.Null() && bad == nil {
+		if !objectOrNull(s) && bad == nil {
 			bad = errors.New(`"` + name + `" is not a map of objects`)
 		}
-		s.Skip()
 	}
 	return bad
+}
+
+// objectOrNull reads the next value and reports whether it was an object
+// or null.
+func objectOrNull(s *jsonscan.Scanner) bool {
+	if s.Null() {
+		return true
+	}
+	ok := s.Peek() == jsonscan.Object
+	s.Skip()
+	return ok
 }
 
 // checkTableMetadata checks an answer's "metadata" is table metadata: a
