@@ -81,7 +81,10 @@ func (tc *TableCache) result(r *http.Request, result string) {
 // ok is false for a snapshots mode the spec does not know, which is not
 // cached at all.
 func variant(r *http.Request) (key string, ok bool) {
-	mode := r.URL.Query().Get("snapshots")
+	mode := ""
+	if r.URL.RawQuery != "" { // most loads have none: parse nothing
+		mode = r.URL.Query().Get("snapshots")
+	}
 	switch mode {
 	case "", "all":
 		mode = "all"
@@ -95,8 +98,12 @@ func variant(r *http.Request) (key string, ok bool) {
 // representation is the variant key of the given snapshots mode for the
 // access delegation modes r asks for.
 func representation(mode string, r *http.Request) string {
+	header := r.Header.Get("X-Iceberg-Access-Delegation")
+	if header == "" && mode == "all" {
+		return plainVariant // the common key, not built again per load
+	}
 	var deleg []string
-	for _, d := range strings.Split(r.Header.Get("X-Iceberg-Access-Delegation"), ",") {
+	for _, d := range strings.Split(header, ",") {
 		if d = strings.TrimSpace(d); delegationModes[d] && !slices.Contains(deleg, d) {
 			deleg = append(deleg, d)
 		}
@@ -114,6 +121,10 @@ func (tc *TableCache) sharedKey(variant, principal string) string {
 	}
 	return variant
 }
+
+// plainVariant is the representation of a load of every snapshot
+// without access delegation.
+const plainVariant = "snapshots=all|delegation="
 
 // delegationModes are the spec's X-Iceberg-Access-Delegation values.
 var delegationModes = map[string]bool{"vended-credentials": true, "remote-signing": true}
