@@ -85,6 +85,9 @@ var errTooLarge = fmt.Errorf("backend response exceeds %d bytes", maxResponse)
 // holding it (nil for readOwned), to be released once it was written.
 func readBody(resp *http.Response, mode readMode) (data []byte, pb *pooledBody, err error) {
 	n := resp.ContentLength
+	if !bodyExpected(resp) {
+		n = 0 // the length a HEAD or 304 declares is not there to read
+	}
 	if n > maxResponse {
 		return nil, nil, errTooLarge
 	}
@@ -111,17 +114,33 @@ func readBody(resp *http.Response, mode readMode) (data []byte, pb *pooledBody, 
 
 // readExactly reads a body of a declared length into a buffer of that
 // length: a cache can keep it without the spare capacity a growing buffer
-// leaves. net/http ends the body at its declared length, so a shorter one
-// is an answer cut off.
+// leaves. net/http ends the body at its declared length and reports one
+// cut short as an error of its own (io.ErrUnexpectedEOF), so an io.EOF is
+// the body's end, as for any other read.
 func readExactly(r io.Reader, n int) ([]byte, error) {
 	data := make([]byte, n)
-	if _, err := io.ReadFull(r, data); err != nil {
+	read := 0
+	for read < n {
+		m, err := r.Read(data[read:])
+		read += m
 		if errors.Is(err, io.EOF) {
-			err = io.ErrUnexpectedEOF
+			return data[:read], nil
 		}
-		return nil, err
+		if err != nil {
+			return nil, err
+		}
 	}
 	return data, nil
+}
+
+// bodyExpected tells whether a response may carry the body its length
+// declares: not the answer to a HEAD, nor a 1xx, 204 or 304.
+func bodyExpected(resp *http.Response) bool {
+	if resp.Request != nil && resp.Request.Method == http.MethodHead {
+		return false
+	}
+	s := resp.StatusCode
+	return s >= 200 && s != http.StatusNoContent && s != http.StatusNotModified
 }
 
 // fill reads r to its end into pb, moving to a larger class when full.

@@ -237,3 +237,36 @@ func caseVariantKeys(body []byte) bool {
 	}
 	return bytes.Contains(body, []byte(`\u`)) // an escaped letter may spell a key in another case
 }
+
+// A body is read whole as net/http delivers it: a HEAD's declared length
+// is not waited for, a body cut short is an error, either way it is read.
+func TestReadBodyModes(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "5")
+		if r.URL.Path == "/cut" {
+			w.Header().Set("Content-Length", "50")
+		}
+		if r.Method != http.MethodHead {
+			_, _ = w.Write([]byte("hello"))
+		}
+	}))
+	defer srv.Close()
+	for _, mode := range []readMode{readOwned, readPooled} {
+		for _, c := range []struct {
+			method, path, want string
+			cut                bool
+		}{{"GET", "/", "hello", false}, {"HEAD", "/", "", false}, {"GET", "/cut", "", true}} {
+			req, _ := http.NewRequest(c.method, srv.URL+c.path, nil)
+			resp, err := srv.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, pb, err := readBody(resp, mode)
+			resp.Body.Close()
+			if (err != nil) != c.cut || (!c.cut && string(data) != c.want) {
+				t.Errorf("mode %d %s %s: %q, %v", mode, c.method, c.path, data, err)
+			}
+			pb.release()
+		}
+	}
+}
