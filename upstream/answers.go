@@ -52,6 +52,13 @@ var (
 	scanners = sync.Pool{New: func() any { return new(jsonscan.Scanner) }}
 )
 
+// putScanner returns s to the pool without the answer it last read: an
+// idle scanner must not keep a 10 MB body alive.
+func putScanner(s *jsonscan.Scanner) {
+	s.Reset(nil)
+	scanners.Put(s)
+}
+
 // tableVerdict is what one pass over a table answer found: syntax is set
 // when the body is no (strict) JSON document, metadata when its
 // "metadata" is not table metadata.
@@ -80,7 +87,7 @@ func readTableAnswer(body []byte) (*icerest.TableAnswer, tableVerdict) {
 // scanTableAnswer is readTableAnswer's pass, without the memo.
 func scanTableAnswer(body []byte) (*icerest.TableAnswer, tableVerdict) {
 	s := scanners.Get().(*jsonscan.Scanner)
-	defer scanners.Put(s)
+	defer putScanner(s)
 	s.Reset(body)
 	a := &icerest.TableAnswer{}
 	var v tableVerdict

@@ -203,7 +203,7 @@ type requiredField = struct {
 // fields (a bit each) the body has as top-level members of their kind.
 func scanTop(body []byte, op string, fields []requiredField) (valid bool, found uint64) {
 	s := scanners.Get().(*jsonscan.Scanner)
-	defer scanners.Put(s)
+	defer putScanner(s)
 	s.Reset(body)
 	kind := s.Peek()
 	if !s.BeginObject() {

@@ -74,13 +74,30 @@ type Scanner struct {
 
 var seed = maphash.MakeSeed()
 
-// Reset starts scanning data.
+// keptBuffer is the largest scratch buffer a Reset keeps: one grown by a
+// huge document is let go rather than held by an idle scanner.
+const keptBuffer = 64 << 10
+
+// Reset starts scanning data; Reset(nil) lets go of the last document, for
+// a scanner put aside (in a pool) not to keep it alive.
 func (s *Scanner) Reset(data []byte) {
 	s.data, s.pos, s.err = data, 0, nil
 	for i := range s.frames {
 		s.frames[i].set = nil // let a big object's map go
 	}
 	s.frames, s.keys = s.frames[:0], s.keys[:0]
+	if cap(s.kbuf) > keptBuffer {
+		s.kbuf = nil
+	}
+	if cap(s.vbuf) > keptBuffer {
+		s.vbuf = nil
+	}
+	if cap(s.keys) > keptBuffer/8 {
+		s.keys = nil
+	}
+	if cap(s.frames) > keptBuffer/32 {
+		s.frames = nil
+	}
 }
 
 // Err is the first error met, or nil.
