@@ -11,6 +11,7 @@
 #
 #   bash examples/bench/proxy-cost.sh
 #   ROUNDS=5 DURATION=20s BASE=7d06e17 bash examples/bench/proxy-cost.sh
+#   OUT=/tmp/cost.tsv bash examples/bench/proxy-cost.sh     # keep the raw figures
 #   PROFILE_DIR=/tmp/prof bash examples/bench/proxy-cost.sh   # CPU profiles
 #   go tool pprof -top /tmp/prof/lg-small-1.pb.gz             # of each Caddy run
 #
@@ -20,7 +21,8 @@
 # Per run: CPU per request of the proxy process (user+system from /proc
 # over the measured window, divided by the requests) and requests per
 # second; per large-answer proxy, its peak RSS (VmHWM) at the end, after
-# LARGE_CONCURRENCY concurrent loads. Rounds alternate the order of runs.
+# LARGE_CONCURRENCY concurrent loads. Rounds alternate the order of runs;
+# a ratio is the median over rounds of the ratio within each round.
 # Needs Linux (/proc), Go, python3. Ports (127.0.0.1): 18281-18299.
 set -euo pipefail
 
@@ -152,31 +154,32 @@ for run in "${runs[@]}"; do
 	printf '%s\trss\t%s\n' "$run" "$(sed -n 's/^VmHWM:[[:space:]]*//p' "/proc/${pid[$run]}/status")" >>"$results"
 done
 
+[ -z "${OUT:-}" ] || cp "$results" "$OUT" # the raw figures, for the record
 echo
 echo "LoadTable, $ROUNDS × $DURATION per run, $(nproc) cores, $(go version | cut -d' ' -f3);" \
 	"small answer: $SNAPSHOTS snapshots, large: ≥ $LARGE bytes; $CONCURRENCY workers ($LARGE_CONCURRENCY on large)"
 python3 - "$results" "$(getconf CLK_TCK)" "$BASE" <<'EOF'
 import json, statistics, sys
 path, hz, base = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-cpu, rps, rss, size = {}, {}, {}, {}
+cpu, rps, rss, size = {}, {}, {}, {}  # cpu and rps: run -> round -> figure
 for line in open(path):
     f = line.rstrip("\n").split("\t")
     if f[1] == "rss":
         rss[f[0]] = f[2]
         continue
     r = json.loads(f[3])
-    cpu.setdefault(f[0], []).append(int(f[2]) / hz / max(r["requests"], 1) * 1e6)
-    rps.setdefault(f[0], []).append(r["rps"])
+    cpu.setdefault(f[0], {})[f[1]] = int(f[2]) / hz / max(r["requests"], 1) * 1e6
+    rps.setdefault(f[0], {})[f[1]] = r["rps"]
     size[f[0]] = r["bytes"] // max(r["requests"], 1)
-med = lambda d, k: statistics.median(d[k])
+med = lambda d, k: statistics.median(d[k].values())
 print()
 print("| run | answer bytes | CPU µs/request (median) | rps (median) | peak RSS |")
 print("| --- | ---: | ---: | ---: | ---: |")
 for k in cpu:
     print(f"| {k} | {size[k]:,} | {med(cpu, k):,.0f} | {med(rps, k):,.0f} | {rss.get(k, '')} |")
 print()
-print("| ratio | median |")
-print("| --- | ---: |")
+print("| ratio (median over rounds of the ratio within a round) | median | rounds |")
+print("| --- | ---: | --- |")
 pairs = [("CPU/request lakegate ÷ stock Caddy, small", cpu, "lg-small", "caddy-small"),
          ("CPU/request lakegate ÷ stock Caddy, large", cpu, "lg-large", "caddy-large"),
          ("rps L1 hit ÷ memory server", rps, "lg-l1", "mem-small")]
@@ -185,5 +188,6 @@ if base:
               (f"CPU/request {base} ÷ stock Caddy, large", cpu, "base-large", "caddy-large"),
               (f"rps L1 hit at {base} ÷ memory server", rps, "base-l1", "mem-small")]
 for label, d, a, b in pairs:
-    print(f"| {label} | {med(d, a) / med(d, b):.2f}× |")
+    per = [d[a][r] / d[b][r] for r in sorted(d[a]) if r in d[b]]
+    print(f"| {label} | {statistics.median(per):.2f}× | {', '.join(f'{x:.2f}' for x in per)} |")
 EOF
