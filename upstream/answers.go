@@ -4,13 +4,18 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"hash/maphash"
+	"maps"
+	"slices"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/lakegate/lakegate/internal/jsonscan"
+	"github.com/lakegate/lakegate/internal/strictjson"
 	"github.com/lakegate/lakegate/upstream/icerest"
 )
 
@@ -112,7 +117,8 @@ func scanTableAnswer(body []byte) (*icerest.TableAnswer, tableVerdict) {
 // readTopMember reads one member of a table answer; an error is a value
 // of the wrong type (the scan goes on past it).
 func readTopMember(s *jsonscan.Scanner, a *icerest.TableAnswer) error {
-	switch string(s.Key()) {
+	key := s.Key()
+	switch string(key) {
 	case "metadata-location":
 		if v, ok := s.Str(); ok {
 			a.MetadataLocation, a.HasMetadataLocation = string(v), true
@@ -131,7 +137,35 @@ func readTopMember(s *jsonscan.Scanner, a *icerest.TableAnswer) error {
 		a.HasStorageCredentials = true
 		readStorageCredentials(s, a)
 	default:
+		err := caseVariant(key, topFolds) // before Skip reuses key's buffer
 		s.Skip()
+		return err
+	}
+	return nil
+}
+
+// The keys of a table answer lakegate reads, by Go's fold of each. A key
+// that matches one only as Go's encoding/json matches keys (ignoring
+// case) is read by a Go client (iceberg-go) and not by lakegate: a
+// "Config" holding credentials would pass strip_credentials, a
+// "Format-Version" escape the check. Such an answer is refused.
+var (
+	topFolds      = strictjson.Folds([]string{"metadata-location", "metadata", "config", "storage-credentials"})
+	metadataFolds = strictjson.Folds(append(slices.Collect(maps.Keys(metadataFields)),
+		"format-version", "table-uuid", "properties"))
+)
+
+// caseVariant refuses the key just read when it is a case variant of one
+// of folds' names. A key of lower-case ASCII (nearly all) is no variant
+// of another lower-case name, so only other keys are folded.
+func caseVariant(key []byte, folds map[string]string) error {
+	for _, c := range key {
+		if c >= 'A' && c <= 'Z' || c >= utf8.RuneSelf {
+			if name, ok := folds[strictjson.Fold(string(key))]; ok {
+				return fmt.Errorf("%q is a case variant of %q", key, name)
+			}
+			return nil
+		}
 	}
 	return nil
 }
@@ -231,6 +265,7 @@ func readMetadata(s *jsonscan.Scanner, a *icerest.TableAnswer) error {
 			if check, ok := metadataFields[string(key)]; ok {
 				note(check(s, string(key)))
 			} else {
+				note(caseVariant(key, metadataFolds))
 				s.Skip()
 			}
 		}
