@@ -36,6 +36,7 @@ LARGE_CONCURRENCY=${LARGE_CONCURRENCY:-32}
 BASE=${BASE:-}
 
 cd "$(dirname "$0")/../.."
+. examples/bench/lib.sh
 repo=$(pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/lakegate-cost.XXXXXX")
 declare -A pid=() port=() admin=()
@@ -115,20 +116,9 @@ if [ -n "$BASE" ]; then
 fi
 for r in "${runs[@]}"; do up "$r"; done
 
-cpu_ticks() { # PID: user+system clock ticks so far
-	local f
-	f=$(<"/proc/$1/stat")
-	f=${f##*) }
-	read -ra f <<<"$f"
-	echo $((f[11] + f[12]))
-}
 results=$tmp/results.tsv
 for round in $(seq "$ROUNDS"); do
-	order=("${runs[@]}")
-	if ((round % 2 == 0)); then
-		order=()
-		for ((i = ${#runs[@]} - 1; i >= 0; i--)); do order+=("${runs[$i]}"); done
-	fi
+	mapfile -t order < <(round_order "$round" "${runs[@]}")
 	for run in "${order[@]}"; do
 		prefix=local conc=$CONCURRENCY
 		[[ $run != lg-* && $run != base-* ]] || prefix=remote

@@ -98,6 +98,7 @@ NGINX_WORKERS=${NGINX_WORKERS:-auto}
 PROFILE_SECONDS=${PROFILE_SECONDS:-5}
 
 cd "$(dirname "$0")/../.."
+. examples/bench/lib.sh
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/lakegate-bench.XXXXXX")
 declare -A pid=() port=() admin=()
 procs=() # started, in order
@@ -387,20 +388,6 @@ if [ -n "${needproc[lg-l2]:-}" ]; then
 	fi
 fi
 
-# cpu_ticks PID: user+system CPU clock ticks the process and its children
-# (nginx's workers) used so far (Linux /proc; empty elsewhere).
-cpu_ticks() {
-	local root=$1 p total=0 f
-	[ -r "/proc/$root/stat" ] || return 0
-	for p in "$root" $(cat /proc/"$root"/task/*/children 2>/dev/null); do
-		[ -r "/proc/$p/stat" ] || continue
-		f=$(<"/proc/$p/stat") || continue
-		f=${f##*) } # past "pid (comm) "
-		read -ra f <<<"$f"
-		total=$((total + f[11] + f[12])) # utime, stime (fields 14, 15 of the line)
-	done
-	echo "$total"
-}
 clk_tck=$(getconf CLK_TCK 2>/dev/null || echo 100)
 declare -A t0=()
 
@@ -408,11 +395,7 @@ if [ -n "${PROFILE_DIR:-}" ]; then
 	mkdir -p "$PROFILE_DIR"
 fi
 for round in $(seq "$ROUNDS"); do
-	order=("${runs[@]}")
-	if ((round % 2 == 0)); then
-		order=()
-		for ((i = ${#runs[@]} - 1; i >= 0; i--)); do order+=("${runs[$i]}"); done
-	fi
+	mapfile -t order < <(round_order "$round" "${runs[@]}")
 	for run in "${order[@]}"; do
 		fr=${front[$run]}
 		url=$(url_of "$fr") prefix=local
