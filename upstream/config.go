@@ -22,7 +22,7 @@ type Backend interface {
 	Config(ctx context.Context) (*CatalogConfig, error)
 	// Serve forwards the parsed request to the backend and writes the
 	// backend's answer (or a gateway-made Iceberg error) to w.
-	Serve(w http.ResponseWriter, r *http.Request, rt icerest.Route)
+	Serve(w http.ResponseWriter, r *http.Request, q icerest.Request)
 }
 
 // CatalogConfig is a backend's /v1/config answer.

@@ -1,8 +1,10 @@
 package upstream
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/url"
 	"sync"
@@ -37,7 +39,7 @@ func (l *Local) Config(ctx context.Context) (*CatalogConfig, error) {
 			l.err = err
 			return
 		}
-		rec := Capture(func(w http.ResponseWriter, r *http.Request, _ icerest.Route) { l.h.ServeHTTP(w, r) }, req, icerest.Route{})
+		rec := Capture(func(w http.ResponseWriter, r *http.Request, _ icerest.Request) { l.h.ServeHTTP(w, r) }, req, icerest.Request{})
 		if rec.Status != http.StatusOK {
 			l.err = icerest.Errorf(http.StatusBadGateway, icerest.ServiceUnavailable,
 				"embedded catalog /v1/config answered %d", rec.Status)
@@ -53,7 +55,8 @@ func (l *Local) Config(ctx context.Context) (*CatalogConfig, error) {
 
 // Serve hands the request, rewritten onto the handler's own prefix and
 // separator, to the handler. The client's Authorization stays out.
-func (l *Local) Serve(w http.ResponseWriter, r *http.Request, rt icerest.Route) {
+func (l *Local) Serve(w http.ResponseWriter, r *http.Request, q icerest.Request) {
+	rt := q.Route
 	cc, err := l.Config(r.Context())
 	if err != nil {
 		WriteError(w, r, err, rt.Operation)
@@ -61,12 +64,15 @@ func (l *Local) Serve(w http.ResponseWriter, r *http.Request, rt icerest.Route) 
 	}
 	out := r.Clone(r.Context())
 	out.URL.RawPath = rt.Path(cc.Prefix(), cc.Separator())
-	q, qerr := translateQuery(r.URL.Query(), cc.Separator())
+	query, qerr := translateQuery(q.Query, cc.Separator())
 	if qerr != nil {
 		icerest.WriteError(w, r, qerr)
 		return
 	}
-	out.URL.RawQuery = q
+	out.URL.RawQuery = query
+	if q.Body != nil { // the bytes the pipeline read and vetted, from the start
+		out.Body, out.ContentLength, out.GetBody = io.NopCloser(bytes.NewReader(q.Body)), int64(len(q.Body)), nil
+	}
 	out.URL.Path = ""
 	if p, perr := url.PathUnescape(out.URL.RawPath); perr == nil {
 		out.URL.Path = p

@@ -133,7 +133,7 @@ func TestRemoteHandsAnswerOver(t *testing.T) {
 	body := answerOfSize(4 << 10)
 	p := proxyPipeline(t, memoryBackend(t, body).URL, false)
 	req := httptest.NewRequest(http.MethodGet, "/v1/namespaces/ns/tables/t", nil)
-	rec := Capture(func(w http.ResponseWriter, r *http.Request, rt icerest.Route) { p.Serve(w, r, rt, "alice") }, req, loadRoute)
+	rec := Capture(func(w http.ResponseWriter, r *http.Request, q icerest.Request) { p.ServeRequest(w, r, q, "alice") }, req, icerest.Request{Route: loadRoute})
 	if rec.Status != http.StatusOK || string(rec.Bytes()) != string(body) {
 		t.Fatalf("%d %q", rec.Status, rec.Bytes())
 	}

@@ -10,8 +10,11 @@ import (
 	"github.com/lakegate/lakegate/upstream/locations"
 )
 
-// Handler serves one parsed Iceberg request.
-type Handler func(w http.ResponseWriter, r *http.Request, rt icerest.Route)
+// Handler serves one parsed Iceberg request. q is the request as
+// icerest.ParseRequest read it, once: a stage reads its route, query, body
+// and what the body names from q, never from r again (r carries the
+// headers, the context and the method).
+type Handler func(w http.ResponseWriter, r *http.Request, q icerest.Request)
 
 // Pipeline is the Iceberg pipeline of one catalog, shared by every front
 // door: confinement → replay (Idempotency-Key) → table cache → backend. It
@@ -32,7 +35,7 @@ type Pipeline struct {
 	// writes that would make them diverge (see Refresher).
 	Refresher Refresher
 
-	serve func(w http.ResponseWriter, r *http.Request, rt icerest.Route, principal string)
+	serve func(w http.ResponseWriter, r *http.Request, q icerest.Request, principal string)
 	// forCaller: the backend is a CallerBackend.
 	forCaller bool
 }
@@ -63,8 +66,9 @@ type Refresher interface {
 	// committed to the table, and the load is then served again.
 	Refresh(ctx context.Context, catalog string, rt icerest.Route, answer []byte,
 		table *icerest.TableAnswer) (changed bool, err error)
-	// CheckWrite refuses a write to a table the refresher owns.
-	CheckWrite(ctx context.Context, catalog string, rt icerest.Route, body []byte) error
+	// CheckWrite refuses a write to a table the refresher owns: the
+	// route's table, or the tables q.Touched names.
+	CheckWrite(ctx context.Context, catalog string, q icerest.Request) error
 }
 
 // PipelineOption adds a stage to a pipeline.
@@ -99,25 +103,25 @@ func NewPipeline(catalog string, backend Backend, opts ...PipelineOption) *Pipel
 // chain composes replay → cache → backend. The bridge from replay to the
 // cache carries the principal, which only the request knows, so it is the
 // one closure made per request, and only when both stages are on.
-func (p *Pipeline) chain() func(http.ResponseWriter, *http.Request, icerest.Route, string) {
+func (p *Pipeline) chain() func(http.ResponseWriter, *http.Request, icerest.Request, string) {
 	backend := p.Backend.Serve
 	switch {
 	case p.Replayer != nil && p.Cache != nil:
-		return func(w http.ResponseWriter, r *http.Request, rt icerest.Route, principal string) {
-			p.Replayer.Serve(w, r, rt, principal, func(w http.ResponseWriter, r *http.Request, rt icerest.Route) {
-				p.Cache.Serve(w, r, rt, principal, backend)
+		return func(w http.ResponseWriter, r *http.Request, q icerest.Request, principal string) {
+			p.Replayer.Serve(w, r, q, principal, func(w http.ResponseWriter, r *http.Request, q icerest.Request) {
+				p.Cache.Serve(w, r, q, principal, backend)
 			})
 		}
 	case p.Replayer != nil:
-		return func(w http.ResponseWriter, r *http.Request, rt icerest.Route, principal string) {
-			p.Replayer.Serve(w, r, rt, principal, backend)
+		return func(w http.ResponseWriter, r *http.Request, q icerest.Request, principal string) {
+			p.Replayer.Serve(w, r, q, principal, backend)
 		}
 	case p.Cache != nil:
-		return func(w http.ResponseWriter, r *http.Request, rt icerest.Route, principal string) {
-			p.Cache.Serve(w, r, rt, principal, backend)
+		return func(w http.ResponseWriter, r *http.Request, q icerest.Request, principal string) {
+			p.Cache.Serve(w, r, q, principal, backend)
 		}
 	}
-	return func(w http.ResponseWriter, r *http.Request, rt icerest.Route, _ string) { backend(w, r, rt) }
+	return func(w http.ResponseWriter, r *http.Request, q icerest.Request, _ string) { backend(w, r, q) }
 }
 
 // Config is the backend's /v1/config.
@@ -125,14 +129,28 @@ func (p *Pipeline) Config(ctx context.Context) (*CatalogConfig, error) {
 	return p.Backend.Config(ctx)
 }
 
-// Serve runs the request through the pipeline on behalf of principal.
+// Serve runs a request that arrives unread (a Delta door's translated
+// call, a unified catalog's member call) through the pipeline on behalf
+// of principal: it is read once here (icerest.ParseRequest), and a
+// request the spec says is malformed (its query parameters, its body's
+// schema) is refused before replay, cache or backend.
 func (p *Pipeline) Serve(w http.ResponseWriter, r *http.Request, rt icerest.Route, principal string) {
-	if err := vetRequest(r, rt); err != nil {
+	q, err := icerest.ParseRequest(r, rt)
+	if err != nil {
 		icerest.WriteError(w, r, err)
 		return
 	}
+	p.ServeRequest(w, r, q, principal)
+}
+
+// ServeRequest runs a request already read (the Iceberg door reads it
+// before its policy, which decides on what the body names) through the
+// pipeline on behalf of principal. q is icerest.ParseRequest's, so it
+// has passed validation; every stage reads it rather than r's query or
+// body.
+func (p *Pipeline) ServeRequest(w http.ResponseWriter, r *http.Request, q icerest.Request, principal string) {
 	if p.Locations != nil {
-		if err := confineBody(r, rt.Operation, p.Locations); err != nil {
+		if err := confine(q, p.Locations); err != nil {
 			icerest.WriteError(w, r, err)
 			return
 		}
@@ -141,24 +159,20 @@ func (p *Pipeline) Serve(w http.ResponseWriter, r *http.Request, rt icerest.Rout
 		r = r.WithContext(caller.With(r.Context(), caller.Caller{Principal: principal}))
 	}
 	if p.Refresher != nil {
-		p.serveRefreshed(w, r, rt, principal)
+		p.serveRefreshed(w, r, q, principal)
 		return
 	}
-	p.serve(w, r, rt, principal)
+	p.serve(w, r, q, principal)
 }
 
 // serveRefreshed serves a request under the Refresher: a load is captured,
 // refreshed if the refresher says so, and served again; a table write is
 // checked first. Its calls act for the same caller as the request.
-func (p *Pipeline) serveRefreshed(w http.ResponseWriter, r *http.Request, rt icerest.Route, principal string) {
+func (p *Pipeline) serveRefreshed(w http.ResponseWriter, r *http.Request, q icerest.Request, principal string) {
 	ctx := caller.With(r.Context(), caller.Caller{Principal: principal, Authorization: r.Header.Get("Authorization")})
-	switch rt.Operation {
+	switch q.Route.Operation {
 	case icerest.OpUpdateTable, icerest.OpCommitTransaction:
-		body, err := icerest.HoldBody(r)
-		if err == nil {
-			err = p.Refresher.CheckWrite(ctx, p.Catalog, rt, body)
-		}
-		if err != nil {
+		if err := p.Refresher.CheckWrite(ctx, p.Catalog, q); err != nil {
 			icerest.WriteError(w, r, err)
 			return
 		}
@@ -167,25 +181,25 @@ func (p *Pipeline) serveRefreshed(w http.ResponseWriter, r *http.Request, rt ice
 		// current version, so the 304 is decided here.
 		plain := r.Clone(r.Context())
 		plain.Header.Del("If-None-Match")
-		rec := Capture(func(w http.ResponseWriter, r *http.Request, rt icerest.Route) {
-			p.serve(w, r, rt, principal)
-		}, plain, rt)
+		rec := Capture(func(w http.ResponseWriter, r *http.Request, q icerest.Request) {
+			p.serve(w, r, q, principal)
+		}, plain, q)
 		if rec.Status != http.StatusOK {
 			rec.WriteTo(w)
 			return
 		}
-		changed, err := p.Refresher.Refresh(ctx, p.Catalog, rt, rec.Bytes(), rec.Table())
+		changed, err := p.Refresher.Refresh(ctx, p.Catalog, q.Route, rec.Bytes(), rec.Table())
 		switch {
 		case err != nil:
 			icerest.WriteError(w, r, err)
 		case changed:
-			p.serve(w, r, rt, principal)
+			p.serve(w, r, q, principal)
 		default:
 			p.writeLoad(w, r, rec)
 		}
 		return
 	}
-	p.serve(w, r, rt, principal)
+	p.serve(w, r, q, principal)
 }
 
 // writeLoad sends a captured LoadTable answer, or 304 when the client
@@ -208,28 +222,11 @@ func (p *Pipeline) writeLoad(w http.ResponseWriter, r *http.Request, rec *Captur
 	w.WriteHeader(http.StatusNotModified)
 }
 
-// vetRequest refuses a request the spec says is malformed (its query
-// parameters, its body's schema) before replay, cache or backend, for
-// every door: a Delta door's translated calls come here without passing
-// the Iceberg door. The door has usually vetted the body already; VetBody
-// remembers its answer.
-func vetRequest(r *http.Request, rt icerest.Route) error {
-	if err := icerest.CheckQuery(rt.Operation, r.URL.RawQuery); err != nil {
-		return err
-	}
-	_, err := icerest.VetBody(r, rt.Operation)
-	return err
-}
-
-// confineBody refuses a write whose body names a location outside rule,
-// before it reaches replay, cache or backend. The body is left in place;
-// its locations are read from the parse vetRequest made.
-func confineBody(r *http.Request, op string, rule *locations.Rule) error {
-	locs, err := icerest.VetLocations(r, op)
-	if err != nil {
-		return err
-	}
-	for _, loc := range locs {
+// confine refuses a write whose body names a location outside rule,
+// before it reaches replay, cache or backend. The locations are those
+// ParseRequest read from its one parse of the body.
+func confine(q icerest.Request, rule *locations.Rule) error {
+	for _, loc := range q.Locations {
 		if !rule.Allows(loc) {
 			return icerest.Errorf(http.StatusForbidden, icerest.Forbidden,
 				"location %q is outside the catalog's allowed locations", loc)

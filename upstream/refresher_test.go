@@ -36,8 +36,8 @@ func (f *fakeRefresher) Refresh(ctx context.Context, _ string, _ icerest.Route, 
 	return false, nil
 }
 
-func (f *fakeRefresher) CheckWrite(_ context.Context, _ string, rt icerest.Route, _ []byte) error {
-	if rt.Table == "owned" {
+func (f *fakeRefresher) CheckWrite(_ context.Context, _ string, q icerest.Request) error {
+	if q.Route.Table == "owned" {
 		return icerest.Errorf(http.StatusNotAcceptable, icerest.UnsupportedOperation, "owned by its log")
 	}
 	return nil

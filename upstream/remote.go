@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -192,7 +193,8 @@ func (b *Remote) configURL() string {
 }
 
 // Serve proxies one request to the backend.
-func (b *Remote) Serve(w http.ResponseWriter, r *http.Request, rt icerest.Route) {
+func (b *Remote) Serve(w http.ResponseWriter, r *http.Request, q icerest.Request) {
+	rt := q.Route
 	ctx, cancel := context.WithTimeout(r.Context(), b.timeout(rt.Operation))
 	defer cancel()
 	r = r.WithContext(ctx)
@@ -214,7 +216,7 @@ func (b *Remote) Serve(w http.ResponseWriter, r *http.Request, rt icerest.Route)
 			icerest.Endpoints[rt.Operation]))
 		return
 	}
-	out, body, rerr := b.outbound(r, rt, cc)
+	out, body, rerr := b.outbound(r, q, cc)
 	if rerr != nil {
 		icerest.WriteError(w, r, rerr)
 		return
@@ -278,24 +280,18 @@ func (b *Remote) timeout(op string) time.Duration {
 }
 
 // outbound builds the backend request: path rewritten onto the backend's
-// base URL, prefix and separator; allowed headers copied; body read (it
-// is small, and SigV4 and retries need it whole).
-func (b *Remote) outbound(r *http.Request, rt icerest.Route, cc *CatalogConfig) (*http.Request, []byte, error) {
+// base URL, prefix and separator; allowed headers copied; the body the
+// request holds (it is small, and SigV4 and retries need it whole).
+func (b *Remote) outbound(r *http.Request, q icerest.Request, cc *CatalogConfig) (*http.Request, []byte, error) {
 	u := *b.base
-	u.RawPath = b.base.EscapedPath() + rt.Path(cc.Prefix(), cc.Separator())
+	u.RawPath = b.base.EscapedPath() + q.Route.Path(cc.Prefix(), cc.Separator())
 	u.Path, _ = url.PathUnescape(u.RawPath)
-	q, qerr := translateQuery(r.URL.Query(), cc.Separator())
+	query, qerr := translateQuery(q.Query, cc.Separator())
 	if qerr != nil {
 		return nil, nil, qerr
 	}
-	u.RawQuery = q
-	var body []byte
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		var rerr error
-		if body, rerr = icerest.HoldBody(r); rerr != nil {
-			return nil, nil, rerr
-		}
-	}
+	u.RawQuery = query
+	body := q.Body // nil for a GET or HEAD
 	out, err := http.NewRequestWithContext(r.Context(), r.Method, u.String(), bytes.NewReader(body))
 	if err != nil {
 		return nil, nil, icerest.Errorf(http.StatusBadRequest, icerest.BadRequest, "%v", err)
@@ -318,7 +314,9 @@ func (b *Remote) outbound(r *http.Request, rt icerest.Route, cc *CatalogConfig) 
 }
 
 // translateQuery re-encodes `parent` (a namespace) with the backend's
-// separator; every other parameter passes as is.
+// separator; every other parameter passes as is. q is the request's
+// parsed query, which other stages read too: it is not changed (a copy
+// is, when there is a parent to translate).
 func translateQuery(q url.Values, sepEscaped string) (string, error) {
 	if p := q.Get("parent"); p != "" {
 		sep, _ := url.PathUnescape(sepEscaped)
@@ -326,7 +324,8 @@ func translateQuery(q url.Values, sepEscaped string) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		q.Set("parent", strings.Join(levels, sep))
+		q = maps.Clone(q)
+		q["parent"] = []string{strings.Join(levels, sep)}
 	}
 	return q.Encode(), nil
 }

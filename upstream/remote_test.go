@@ -36,7 +36,7 @@ func frontDoor(t *testing.T, b upstream.Backend) *httptest.Server {
 			icerest.WriteError(w, r, err)
 			return
 		}
-		b.Serve(w, r, rt)
+		b.Serve(w, r, unvetted(r, rt))
 	}))
 	t.Cleanup(srv.Close)
 	return srv
@@ -882,7 +882,7 @@ func TestRemoteForwardsDerivedKeys(t *testing.T) {
 		rt, err := icerest.ParseRoute(r.Method, r.URL.EscapedPath(), icerest.UnitSeparator)
 		require.Nil(t, err)
 		r = r.WithContext(caller.With(r.Context(), caller.Caller{Principal: r.Header.Get("X-Principal")}))
-		remote.Serve(w, r, rt)
+		remote.Serve(w, r, unvetted(r, rt))
 	}))
 	t.Cleanup(door.Close)
 	const key = "0190b7e4-7c5c-7f7e-8d2e-5a3b1c2d3e4f"

@@ -108,10 +108,11 @@ func guarded(op string) bool {
 }
 
 // Serve runs next once per (principal, catalog, operation, key).
-func (g *Replayer) Serve(w http.ResponseWriter, r *http.Request, rt icerest.Route, principal string, next Handler) {
+func (g *Replayer) Serve(w http.ResponseWriter, r *http.Request, q icerest.Request, principal string, next Handler) {
 	key := r.Header.Get("Idempotency-Key")
+	rt := q.Route
 	if key == "" || !guarded(rt.Operation) {
-		next(w, r, rt)
+		next(w, r, q)
 		return
 	}
 	if e := g.checkKey(key); e != nil {
@@ -119,15 +120,10 @@ func (g *Replayer) Serve(w http.ResponseWriter, r *http.Request, rt icerest.Rout
 		icerest.WriteError(w, r, e)
 		return
 	}
-	body, rerr := icerest.HoldBody(r)
-	if rerr != nil {
-		icerest.WriteError(w, r, rerr)
-		return
-	}
 	r, span := telemetry.StartRequest(r, "lakegate.replay", g.spanAttrs)
 	storeKey := hashOf(principal, g.catalog, rt.Operation, key)
-	fp := hashOf(r.Method, rt.Path("", "%1F"), r.URL.RawQuery, string(body))
-	g.run(w, r, rt, storeKey, fp, body, next)
+	fp := hashOf(r.Method, rt.Path("", "%1F"), r.URL.RawQuery, string(q.Body))
+	g.run(w, r, q, storeKey, fp, next)
 	if rec := telemetry.From(r.Context()); rec != nil && span.IsRecording() {
 		span.SetAttributes(telemetry.AttrReplay.String(rec.Replay))
 	}
@@ -145,7 +141,7 @@ func (g *Replayer) outcome(r *http.Request, outcome string) {
 	telemetry.From(r.Context()).SetReplay(outcome)
 }
 
-func (g *Replayer) run(w http.ResponseWriter, r *http.Request, rt icerest.Route, key, fp string, body []byte, next Handler) {
+func (g *Replayer) run(w http.ResponseWriter, r *http.Request, q icerest.Request, key, fp string, next Handler) {
 	ctx := r.Context()
 	deadline := time.Now().Add(g.cfg.Wait.D())
 	for {
@@ -156,7 +152,7 @@ func (g *Replayer) run(w http.ResponseWriter, r *http.Request, rt icerest.Route,
 			return
 		}
 		if claimed {
-			g.execute(w, r.WithContext(context.WithoutCancel(ctx)), rt, key, owner, fp, body, next)
+			g.execute(w, r.WithContext(context.WithoutCancel(ctx)), q, key, owner, fp, next)
 			return
 		}
 		if rec.Fingerprint != fp {
@@ -179,7 +175,7 @@ func (g *Replayer) run(w http.ResponseWriter, r *http.Request, rt icerest.Route,
 			g.replay(w, r, rec)
 			return
 		case state == awaitUnknown:
-			if g.resolve(w, r, rt, key, body, next) {
+			if g.resolve(w, r, q, key, next) {
 				return
 			}
 			continue // another request took it over, or it expired: look again
@@ -239,7 +235,7 @@ func outcomeUnknown(w http.ResponseWriter, r *http.Request) {
 // while it runs, then settles the claim. Before the request can reach the
 // backend its claim is marked sent: from then on the key is never simply
 // run again.
-func (g *Replayer) execute(w http.ResponseWriter, r *http.Request, rt icerest.Route, key, owner, fp string, body []byte, next Handler) {
+func (g *Replayer) execute(w http.ResponseWriter, r *http.Request, q icerest.Request, key, owner, fp string, next Handler) {
 	ctx, sent := withDelivery(context.WithoutCancel(r.Context()))
 	r = r.WithContext(ctx)
 	hb := g.heartbeat(key, owner)
@@ -256,7 +252,7 @@ func (g *Replayer) execute(w http.ResponseWriter, r *http.Request, rt icerest.Ro
 	}
 	g.outcome(r, "executed")
 	rw := &recorder{StatusWriter: StatusWriter{ResponseWriter: w}}
-	next(rw, r, rt)
+	next(rw, r, q)
 	g.settle(ctx, key, owner, fp, rw, sent, hb)
 }
 

@@ -50,7 +50,7 @@ import (
 // resolve takes over the key's unknown outcome and answers the retry. It
 // reports false when another request took the key over first (or its
 // record expired): the caller looks again.
-func (g *Replayer) resolve(w http.ResponseWriter, r *http.Request, rt icerest.Route, key string, body []byte, next Handler) bool {
+func (g *Replayer) resolve(w http.ResponseWriter, r *http.Request, q icerest.Request, key string, next Handler) bool {
 	ctx := r.Context()
 	owner := randomToken()
 	rec, won, err := g.store.TakeOver(ctx, key, owner, g.cfg.Lease.D())
@@ -65,12 +65,12 @@ func (g *Replayer) resolve(w http.ResponseWriter, r *http.Request, rt icerest.Ro
 	r = r.WithContext(ctx)
 	hb := g.heartbeat(key, owner)
 	defer hb.done()
-	v := g.verdict(ctx, r, rt, body, rec)
+	v := g.verdict(ctx, r, q, rec)
 	switch {
 	case v.landed != nil:
 		g.answerLanded(w, r, key, owner, rec.Fingerprint, v.landed, hb)
 	case v.rerun:
-		g.rerun(w, r, rt, key, owner, rec.Fingerprint, v.recheck, sent, hb, next)
+		g.rerun(w, r, q, key, owner, rec.Fingerprint, v.recheck, sent, hb, next)
 	default:
 		g.outcome(r, "unknown")
 		g.giveUp(ctx, key, owner, hb)
@@ -82,16 +82,16 @@ func (g *Replayer) resolve(w http.ResponseWriter, r *http.Request, rt icerest.Ro
 // rerun runs a request whose first copy cannot be applied as well (see
 // verdict). A copy refused with 409 is looked up again with recheck: the
 // first copy landed in the meantime, or the outcome stays unknown.
-func (g *Replayer) rerun(w http.ResponseWriter, r *http.Request, rt icerest.Route, key, owner, fp string,
+func (g *Replayer) rerun(w http.ResponseWriter, r *http.Request, q icerest.Request, key, owner, fp string,
 	recheck func() *landedAnswer, sent *delivery, hb *heartbeat, next Handler) {
 	g.outcome(r, "resolved-rerun")
 	rw := &recorder{StatusWriter: StatusWriter{ResponseWriter: w}}
 	if recheck == nil {
-		next(rw, r, rt)
+		next(rw, r, q)
 		g.settle(r.Context(), key, owner, fp, rw, sent, hb)
 		return
 	}
-	held := Capture(next, r, rt)
+	held := Capture(next, r, q)
 	if held.Status != http.StatusConflict {
 		held.WriteTo(rw)
 		g.settle(r.Context(), key, owner, fp, rw, sent, hb)
@@ -140,18 +140,18 @@ type landedAnswer struct {
 	body   []byte
 }
 
-func (g *Replayer) verdict(ctx context.Context, r *http.Request, rt icerest.Route, body []byte, rec replay.Record) verdict {
+func (g *Replayer) verdict(ctx context.Context, r *http.Request, q icerest.Request, rec replay.Record) verdict {
 	if g.backendDedupes(ctx, rec.Created) {
 		return verdict{rerun: true}
 	}
 	if g.backend == nil {
 		return verdict{}
 	}
-	changes, ok := changesOf(rt, body)
+	changes, ok := changesOf(q.Route, q.Body)
 	if !ok {
 		return verdict{}
 	}
-	look := func() (*landedAnswer, bool) { return g.lookUpAll(r, rt.Operation, changes) }
+	look := func() (*landedAnswer, bool) { return g.lookUpAll(r, q.Route.Operation, changes) }
 	landed, absent := look()
 	switch {
 	case landed != nil:
@@ -332,7 +332,7 @@ func (g *Replayer) lookUp(r *http.Request, load icerest.Route, p commitPlan) (la
 	if err != nil {
 		return nil, false
 	}
-	held := Capture(g.backend.Serve, req, load)
+	held := Capture(g.backend.Serve, req, icerest.Request{Route: load})
 	switch {
 	case held.Status == http.StatusNotFound:
 		return nil, p.assertCreate

@@ -33,7 +33,7 @@ type countingBackend struct {
 	delay  time.Duration
 }
 
-func (b *countingBackend) serve(w http.ResponseWriter, r *http.Request, _ icerest.Route) {
+func (b *countingBackend) serve(w http.ResponseWriter, r *http.Request, _ icerest.Request) {
 	n := b.hits.Add(1)
 	time.Sleep(b.delay)
 	body, _ := io.ReadAll(r.Body)
@@ -53,7 +53,7 @@ func replayServer(t *testing.T, store replay.Store, cfg upstream.ReplayConfig, b
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rt, err := icerest.ParseRoute(r.Method, r.URL.EscapedPath(), icerest.UnitSeparator)
 		require.Nil(t, err)
-		g.Serve(w, r, rt, r.Header.Get("X-Principal"), backend.serve)
+		g.Serve(w, r, unvetted(r, rt), r.Header.Get("X-Principal"), backend.serve)
 	}))
 	t.Cleanup(srv.Close)
 	return srv, g
@@ -197,7 +197,7 @@ func TestReplaySemantics(t *testing.T) {
 				killed := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 					g := upstream.NewReplayer("lake", store, upstream.ReplayConfig{Lease: duration.Duration(300 * time.Millisecond)}, nil)
 					rt, _ := icerest.ParseRoute(r.Method, r.URL.EscapedPath(), icerest.UnitSeparator)
-					g.Serve(w, r, rt, r.Header.Get("X-Principal"), func(http.ResponseWriter, *http.Request, icerest.Route) {
+					g.Serve(w, r, unvetted(r, rt), r.Header.Get("X-Principal"), func(http.ResponseWriter, *http.Request, icerest.Request) {
 						panic(http.ErrAbortHandler) // dies before answering, no finalize, no release
 					})
 				}))
@@ -312,7 +312,7 @@ func bigBackend(n int, random bool, hits *atomic.Int64) upstream.Handler {
 		body = make([]byte, n)
 		_, _ = rand.Read(body)
 	}
-	return func(w http.ResponseWriter, r *http.Request, _ icerest.Route) {
+	return func(w http.ResponseWriter, r *http.Request, _ icerest.Request) {
 		hits.Add(1)
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(body)
@@ -334,7 +334,7 @@ func TestReplayRecordsBounded(t *testing.T) {
 				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 					rt, err := icerest.ParseRoute(r.Method, r.URL.EscapedPath(), icerest.UnitSeparator)
 					require.Nil(t, err)
-					g.Serve(w, r, rt, "p", h)
+					g.Serve(w, r, unvetted(r, rt), "p", h)
 				}))
 				t.Cleanup(srv.Close)
 				return srv

@@ -47,16 +47,16 @@ type TableCache struct {
 }
 
 // Serve runs the cache layer for one request.
-func (tc *TableCache) Serve(w http.ResponseWriter, r *http.Request, rt icerest.Route, principal string, next Handler) {
-	if rt.Operation != icerest.OpLoadTable && !invalidating[rt.Operation] {
-		next(w, r, rt)
+func (tc *TableCache) Serve(w http.ResponseWriter, r *http.Request, q icerest.Request, principal string, next Handler) {
+	if op := q.Route.Operation; op != icerest.OpLoadTable && !invalidating[op] {
+		next(w, r, q)
 		return
 	}
 	r, span := telemetry.StartRequest(r, "lakegate.cache", tc.spanAttrs)
-	if rt.Operation == icerest.OpLoadTable {
-		tc.load(w, r, rt, principal, next)
+	if q.Route.Operation == icerest.OpLoadTable {
+		tc.load(w, r, q, principal, next)
 	} else {
-		tc.write(w, r, rt, principal, next)
+		tc.write(w, r, q, principal, next)
 	}
 	if rec := telemetry.From(r.Context()); rec != nil && span.IsRecording() {
 		span.SetAttributes(telemetry.Present(telemetry.AttrCache.String(rec.Cache))...)
@@ -80,11 +80,8 @@ func (tc *TableCache) result(r *http.Request, result string) {
 // so a client cannot grow the cache (and Redis) with a new key per request;
 // ok is false for a snapshots mode the spec does not know, which is not
 // cached at all.
-func variant(r *http.Request) (key string, ok bool) {
-	mode := ""
-	if r.URL.RawQuery != "" { // most loads have none: parse nothing
-		mode = r.URL.Query().Get("snapshots")
-	}
+func variant(r *http.Request, q icerest.Request) (key string, ok bool) {
+	mode := q.Query.Get("snapshots") // nil for most loads: nothing was parsed
 	switch mode {
 	case "", "all":
 		mode = "all"
@@ -129,12 +126,13 @@ const plainVariant = "snapshots=all|delegation="
 // delegationModes are the spec's X-Iceberg-Access-Delegation values.
 var delegationModes = map[string]bool{"vended-credentials": true, "remote-signing": true}
 
-func (tc *TableCache) load(w http.ResponseWriter, r *http.Request, rt icerest.Route, principal string, next Handler) {
+func (tc *TableCache) load(w http.ResponseWriter, r *http.Request, q icerest.Request, principal string, next Handler) {
 	ctx := r.Context()
-	shared, ok := variant(r)
+	rt := q.Route
+	shared, ok := variant(r, q)
 	if !ok {
 		tc.result(r, "bypass")
-		next(w, r, rt)
+		next(w, r, q)
 		return
 	}
 	table := cache.TableKey(tc.Catalog, rt.Namespace, rt.Table)
@@ -156,7 +154,7 @@ func (tc *TableCache) load(w http.ResponseWriter, r *http.Request, rt icerest.Ro
 		tc.Cache.CountRevalidation()
 		out.Header.Set("If-None-Match", e.BackendETag)
 	}
-	rec := Capture(next, out, rt)
+	rec := Capture(next, out, q)
 	switch {
 	case rec.Status == http.StatusNotModified && e != nil:
 		tc.Cache.CountRevalidated()
@@ -240,19 +238,14 @@ func levelName(l cache.Level) string {
 
 // write runs a mutation, then evicts what it may have changed before the
 // client sees the answer, so no later read through any replica is stale.
-func (tc *TableCache) write(w http.ResponseWriter, r *http.Request, rt icerest.Route, principal string, next Handler) {
-	body, rerr := icerest.HoldBody(r)
-	if rerr != nil {
-		icerest.WriteError(w, r, rerr)
-		return
-	}
-	rec := Capture(next, r, rt)
-	for _, prefix := range tc.affected(rt, body) {
+func (tc *TableCache) write(w http.ResponseWriter, r *http.Request, q icerest.Request, principal string, next Handler) {
+	rec := Capture(next, r, q)
+	for _, prefix := range tc.affected(q) {
 		tc.Cache.Invalidate(r.Context(), prefix)
 		telemetry.CountInvalidation(tc.Catalog)
 		telemetry.From(r.Context()).SetCache("invalidated")
 	}
-	if answersTable[rt.Operation] && rec.Status == http.StatusOK {
+	if answersTable[q.Route.Operation] && rec.Status == http.StatusOK {
 		tc.tagTable(rec, r, principal)
 	}
 	rec.WriteTo(w)
@@ -290,15 +283,17 @@ var invalidating = map[string]bool{
 }
 
 // affected lists the cache keys (tables, or namespace prefixes) a write
-// may change.
-func (tc *TableCache) affected(rt icerest.Route, body []byte) []string {
+// may change: the tables a rename or a transaction names are those its
+// body's one parse found (q.Touched), which the policy decided on.
+func (tc *TableCache) affected(q icerest.Request) []string {
+	rt := q.Route
 	switch rt.Operation {
 	case icerest.OpUpdateTable, icerest.OpDropTable:
 		return []string{cache.TableKey(tc.Catalog, rt.Namespace, rt.Table)}
 	case icerest.OpCreateTable, icerest.OpRegisterTable, icerest.OpDropNamespace:
 		return []string{cache.NamespacePrefix(tc.Catalog, rt.Namespace)}
 	case icerest.OpRenameTable, icerest.OpCommitTransaction:
-		if ids, err := icerest.TouchedTables(rt.Operation, body); err == nil {
+		if ids := q.Touched.Identifiers; len(ids) > 0 {
 			keys := make([]string, 0, len(ids))
 			for _, id := range ids {
 				keys = append(keys, cache.TableKey(tc.Catalog, id.Namespace, id.Name))
@@ -306,7 +301,7 @@ func (tc *TableCache) affected(rt icerest.Route, body []byte) []string {
 			return keys
 		}
 	}
-	return []string{cache.CatalogPrefix(tc.Catalog)} // unparseable body: be safe
+	return []string{cache.CatalogPrefix(tc.Catalog)} // names no table: be safe
 }
 
 // Captured is a response held back from the client, to be inspected or
@@ -374,9 +369,9 @@ func (c *Captured) keepable() []byte {
 }
 
 // Capture runs next and holds its response.
-func Capture(next Handler, r *http.Request, rt icerest.Route) *Captured {
+func Capture(next Handler, r *http.Request, q icerest.Request) *Captured {
 	rec := &Captured{Status: http.StatusOK, Header: http.Header{}}
-	next(captureWriter{rec}, r, rt)
+	next(captureWriter{rec}, r, q)
 	return rec
 }
 

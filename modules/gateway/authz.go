@@ -220,14 +220,6 @@ func clientIP(r *http.Request) string {
 	return host
 }
 
-// vettedBody reads a write's body (it is small: limitBody capped it),
-// leaves it in place for the pipeline, and checks it against the
-// operation's request schema, so a malformed one never reaches a backend.
-// It returns what the body names.
-func vettedBody(r *http.Request, rt icerest.Route) (icerest.Touched, error) {
-	return icerest.VetBody(r, rt.Operation)
-}
-
 // resources lists what an operation touches: the path's resource, or the
 // body's (touched): the namespace being created, both sides of a rename,
 // every table of a multi-table commit (each one must be allowed). Every

@@ -158,13 +158,16 @@ func (w *writeWatcher) Flush() {
 	_ = http.NewResponseController(w.ResponseWriterWrapper).Flush()
 }
 
-// serve authorizes the operation on every resource it touches, then runs
-// it through the catalog's pipeline, enforcing the policy's obligations.
+// serve reads the request once (icerest.ParseRequest: the query checked,
+// the body held and validated, so a malformed one never reaches a
+// backend; it is small, limitBody capped it), authorizes the operation on
+// every resource it touches, then runs that one reading through the
+// catalog's pipeline, enforcing the policy's obligations.
 func (h *IcebergHandler) serve(w http.ResponseWriter, r *http.Request, rt icerest.Route, p *identity.Principal, cat *catalogState) {
-	touched, rerr := vettedBody(r, rt)
+	q, rerr := icerest.ParseRequest(r, rt)
 	var res []policies.Resource
 	if rerr == nil {
-		res, rerr = resources(rt, touched)
+		res, rerr = resources(rt, q.Touched)
 	}
 	if rerr != nil {
 		icerest.WriteError(w, r, rerr)
@@ -186,21 +189,23 @@ func (h *IcebergHandler) serve(w http.ResponseWriter, r *http.Request, rt iceres
 	}
 	filtered := h.app.guard.policy != nil && listings[rt.Operation]
 	if !strip && !filtered {
-		cat.pipeline.Serve(w, r, rt, p.ID) // the common case: no obligation, no closure
+		cat.pipeline.ServeRequest(w, r, q, p.ID) // the common case: no obligation, no closure
 		return
 	}
-	run := func(w http.ResponseWriter, r *http.Request, rt icerest.Route) { cat.pipeline.Serve(w, r, rt, p.ID) }
+	run := func(w http.ResponseWriter, r *http.Request, q icerest.Request) {
+		cat.pipeline.ServeRequest(w, r, q, p.ID)
+	}
 	if strip {
 		inner := run
-		run = func(w http.ResponseWriter, r *http.Request, rt icerest.Route) { serveStripped(w, r, rt, inner) }
+		run = func(w http.ResponseWriter, r *http.Request, q icerest.Request) { serveStripped(w, r, q, inner) }
 	}
 	if filtered {
-		rec := upstream.Capture(run, r, rt)
+		rec := upstream.Capture(run, r, q)
 		filterPage(r.Context(), h.app.guard.policy, policyRequest{op: rt.Operation, principal: p, catalog: cat, resource: res[0]}.input(r), rec)
 		rec.WriteTo(w)
 		return
 	}
-	run(w, r, rt)
+	run(w, r, q)
 }
 
 // serveConfig answers GET /v1/config: authorized first, then from the
@@ -306,7 +311,14 @@ func (h *IcebergHandler) serveToken(w http.ResponseWriter, r *http.Request) {
 	}
 	if cat, ok := h.app.catalog(h.app.DefaultCatalog); ok &&
 		cat.cfg.Remote != nil && cat.cfg.Remote.Auth.Mode == upstream.AuthPassthrough {
-		cat.pipeline.Backend.Serve(w, r, icerest.Route{Operation: icerest.OpGetToken})
+		// The token request's form is the backend's to read: it is held
+		// and passed on as it is.
+		q, err := icerest.ParseRequest(r, icerest.Route{Operation: icerest.OpGetToken})
+		if err != nil {
+			icerest.WriteError(w, r, err)
+			return
+		}
+		cat.pipeline.Backend.Serve(w, r, q)
 		return
 	}
 	icerest.WriteJSON(w, http.StatusBadRequest, map[string]string{

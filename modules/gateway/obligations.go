@@ -67,13 +67,13 @@ func mayHoldCredentials(body []byte) bool {
 
 // serveStripped runs next without asking the backend for credentials and
 // strips any that still come back.
-func serveStripped(w http.ResponseWriter, r *http.Request, rt icerest.Route, next upstream.Handler) {
+func serveStripped(w http.ResponseWriter, r *http.Request, q icerest.Request, next upstream.Handler) {
 	r.Header.Del("X-Iceberg-Access-Delegation")
-	if !returnsTable[rt.Operation] {
-		next(w, r, rt)
+	if !returnsTable[q.Route.Operation] {
+		next(w, r, q)
 		return
 	}
-	rec := upstream.Capture(next, r, rt)
+	rec := upstream.Capture(next, r, q)
 	// What the pipeline read of the answer tells whether there is anything
 	// to strip: most answers are passed on without being parsed again.
 	if rec.Status == http.StatusOK && rec.MayHoldCredentials() {

@@ -55,14 +55,14 @@ func (a *App) Serve(ctx context.Context, name string, call translate.Call) (*tra
 	}).WithContext(ctx)
 	var h upstream.Handler
 	if err := checkNames(rt); err != nil {
-		h = func(w http.ResponseWriter, r *http.Request, _ icerest.Route) { icerest.WriteError(w, r, err) }
+		h = func(w http.ResponseWriter, r *http.Request, _ icerest.Request) { icerest.WriteError(w, r, err) }
 	} else {
 		principal := caller.From(ctx).Principal
-		h = func(w http.ResponseWriter, r *http.Request, rt icerest.Route) {
-			cat.pipeline.Serve(w, r, rt, principal)
+		h = func(w http.ResponseWriter, r *http.Request, q icerest.Request) {
+			cat.pipeline.Serve(w, r, q.Route, principal) // unread: the pipeline reads it, once
 		}
 	}
-	rec := upstream.Capture(h, req, rt)
+	rec := upstream.Capture(h, req, icerest.Request{Route: rt})
 	return &translate.Response{Status: rec.Status, Header: rec.Header, Body: rec.Bytes()}, nil
 }
 
@@ -105,13 +105,13 @@ func (t pipelineTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		rerr = checkNames(rt)
 	}
 	if rerr != nil {
-		return t.respond(req, func(w http.ResponseWriter, r *http.Request, _ icerest.Route) {
+		return t.respond(req, func(w http.ResponseWriter, r *http.Request, _ icerest.Request) {
 			icerest.WriteError(w, r, rerr)
 		}, rt), nil
 	}
 	principal := caller.From(req.Context()).Principal
-	return t.respond(req, func(w http.ResponseWriter, r *http.Request, rt icerest.Route) {
-		t.cat.pipeline.Serve(w, r, rt, principal)
+	return t.respond(req, func(w http.ResponseWriter, r *http.Request, q icerest.Request) {
+		t.cat.pipeline.Serve(w, r, q.Route, principal) // unread: the pipeline reads it, once
 	}, rt), nil
 }
 
@@ -119,7 +119,7 @@ func (t pipelineTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 func (t pipelineTransport) config(req *http.Request) (*http.Response, error) {
 	cc, err := t.cat.pipeline.Config(req.Context())
 	if err != nil {
-		return t.respond(req, func(w http.ResponseWriter, r *http.Request, _ icerest.Route) {
+		return t.respond(req, func(w http.ResponseWriter, r *http.Request, _ icerest.Request) {
 			upstream.WriteError(w, r, err, icerest.OpGetConfig)
 		}, icerest.Route{}), nil
 	}
@@ -131,7 +131,7 @@ func (t pipelineTransport) config(req *http.Request) (*http.Response, error) {
 }
 
 func (t pipelineTransport) respond(req *http.Request, h upstream.Handler, rt icerest.Route) *http.Response {
-	rec := upstream.Capture(h, req, rt)
+	rec := upstream.Capture(h, req, icerest.Request{Route: rt})
 	return response(req, rec.Status, rec.Header, rec.Bytes())
 }
 

@@ -77,17 +77,17 @@ func (s *Service) Refresh(ctx context.Context, catalog string, rt icerest.Route,
 }
 
 // CheckWrite refuses an Iceberg updateTable or commitTransaction that
-// touches an EXTERNAL Delta table (upstream.Refresher).
-func (s *Service) CheckWrite(ctx context.Context, catalog string, rt icerest.Route, body []byte) error {
+// touches an EXTERNAL Delta table (upstream.Refresher): the route's
+// table, or every table of a transaction, as the request's one parse
+// read them (q.Touched; the pipeline refused a body it could not read).
+func (s *Service) CheckWrite(ctx context.Context, catalog string, q icerest.Request) error {
 	if isOwn(ctx) {
 		return nil
 	}
+	rt := q.Route
 	ids := []icerest.Identifier{{Namespace: rt.Namespace, Name: rt.Table}}
 	if rt.Operation == icerest.OpCommitTransaction {
-		var err error
-		if ids, err = icerest.TouchedTables(rt.Operation, body); err != nil {
-			return nil // malformed: the pipeline's validation answers it
-		}
+		ids = q.Touched.Identifiers
 	}
 	ctx = markOwn(ctx)
 	c, err := s.client(ctx, catalog)

@@ -23,9 +23,16 @@ func CheckQuery(op, rawQuery string) error {
 	if rawQuery == "" {
 		return nil
 	}
+	_, err := parseQuery(op, rawQuery)
+	return err
+}
+
+// parseQuery is CheckQuery that returns the parsed query, for the
+// Request every stage reads (ParseRequest).
+func parseQuery(op, rawQuery string) (url.Values, error) {
 	q, err := url.ParseQuery(rawQuery)
 	if err != nil {
-		return Errorf(http.StatusBadRequest, BadRequest, "malformed query string: %v", err)
+		return nil, Errorf(http.StatusBadRequest, BadRequest, "malformed query string: %v", err)
 	}
 	params := queryParams(op)
 	for name, values := range q {
@@ -38,11 +45,11 @@ func CheckQuery(op, rawQuery string) error {
 				continue // as absent, as the embedded catalog reads it (pageToken= is the spec's "first page")
 			}
 			if err := p.checkParam(v); err != nil {
-				return Errorf(http.StatusBadRequest, BadRequest, "malformed %s request: query parameter %s=%q: %v", op, name, v, err)
+				return nil, Errorf(http.StatusBadRequest, BadRequest, "malformed %s request: query parameter %s=%q: %v", op, name, v, err)
 			}
 		}
 	}
-	return nil
+	return q, nil
 }
 
 // queryParams are op's spec parameters, and the vendor ones lakegate

@@ -31,7 +31,8 @@ func ValidateBody(op string, body []byte) (Touched, error) {
 }
 
 // validateBody is ValidateBody that also returns the parsed body, for
-// BodyLocations to read rather than parse it again.
+// ParseRequest to read the body's locations from rather than parse it
+// again.
 func validateBody(op string, body []byte) (Touched, object, error) {
 	var t Touched
 	rules, ok := bodyRules[op]
@@ -49,14 +50,6 @@ func validateBody(op string, body []byte) (Touched, object, error) {
 		return Touched{}, nil, Errorf(http.StatusBadRequest, BadRequest, "malformed %s request: %v", op, err)
 	}
 	return t, obj, nil
-}
-
-// TouchedTables are the tables a rename (source, then destination) or a
-// multi-table commit names, read as ValidateBody reads them: what the
-// policy decides on is what the cache evicts.
-func TouchedTables(op string, body []byte) ([]Identifier, error) {
-	t, err := ValidateBody(op, body)
-	return t.Identifiers, err
 }
 
 // Touched is what a valid write body names.

@@ -132,21 +132,22 @@ func catalogLevelKey(k string) bool {
 }
 
 // Serve sends the request to the member that holds its namespace.
-func (b *Backend) Serve(w http.ResponseWriter, r *http.Request, rt icerest.Route) {
+func (b *Backend) Serve(w http.ResponseWriter, r *http.Request, q icerest.Request) {
 	var err error
+	rt := q.Route
 	switch rt.Operation {
 	case icerest.OpListNamespaces:
-		err = b.listNamespaces(w, r, rt)
+		err = b.listNamespaces(w, r, q)
 	case icerest.OpCreateNamespace:
-		err = b.createNamespace(w, r, rt)
+		err = b.createNamespace(w, r, q)
 	case icerest.OpRenameTable, icerest.OpRenameView, icerest.OpCommitTransaction:
-		err = b.acrossTables(w, r, rt)
+		err = b.acrossTables(w, r, q)
 	default:
 		if len(rt.Namespace) == 0 {
 			err = icerest.Errorf(http.StatusNotFound, icerest.NotFound, "the unified catalog %q does not serve %s", b.name, rt.Operation)
 			break
 		}
-		err = b.inNamespace(w, r, rt)
+		err = b.inNamespace(w, r, q)
 	}
 	if err != nil {
 		icerest.WriteError(w, r, err)
@@ -173,7 +174,8 @@ func (b *Backend) target(v []string) (target, error) {
 
 // inNamespace serves an operation on a namespace or on a table or view in
 // it.
-func (b *Backend) inNamespace(w http.ResponseWriter, r *http.Request, rt icerest.Route) error {
+func (b *Backend) inNamespace(w http.ResponseWriter, r *http.Request, q icerest.Request) error {
+	rt := q.Route
 	t, err := b.target(rt.Namespace)
 	if err != nil {
 		if b.pathToRules(w, rt) {
@@ -181,7 +183,7 @@ func (b *Backend) inNamespace(w http.ResponseWriter, r *http.Request, rt icerest
 		}
 		return err
 	}
-	body, err := b.requestBody(r, rt.Operation, t)
+	body, err := b.requestBody(q, t)
 	if err != nil {
 		return err
 	}
@@ -227,16 +229,13 @@ func (b *Backend) pathToRules(w http.ResponseWriter, rt icerest.Route) bool {
 }
 
 // createNamespace sends the new namespace to the member its route names.
-func (b *Backend) createNamespace(w http.ResponseWriter, r *http.Request, rt icerest.Route) error {
-	touched, err := icerest.VetBody(r, rt.Operation)
+func (b *Backend) createNamespace(w http.ResponseWriter, r *http.Request, q icerest.Request) error {
+	rt := q.Route
+	t, err := b.target(q.Touched.Namespace)
 	if err != nil {
 		return err
 	}
-	t, err := b.target(touched.Namespace)
-	if err != nil {
-		return err
-	}
-	body, err := b.requestBody(r, rt.Operation, t)
+	body, err := b.requestBody(q, t)
 	if err != nil {
 		return err
 	}
@@ -246,11 +245,8 @@ func (b *Backend) createNamespace(w http.ResponseWriter, r *http.Request, rt ice
 // acrossTables serves renames and multi-table commits: every table they
 // name must be in one member, which is then sent the whole request. Any
 // other is refused before a member is called, so nothing is half done.
-func (b *Backend) acrossTables(w http.ResponseWriter, r *http.Request, rt icerest.Route) error {
-	touched, err := icerest.VetBody(r, rt.Operation)
-	if err != nil {
-		return err
-	}
+func (b *Backend) acrossTables(w http.ResponseWriter, r *http.Request, q icerest.Request) error {
+	rt, touched := q.Route, q.Touched
 	var first target
 	for i, id := range touched.Identifiers {
 		t, err := b.target(id.Namespace)
@@ -281,7 +277,7 @@ func (b *Backend) acrossTables(w http.ResponseWriter, r *http.Request, rt iceres
 	if first.mem == nil {
 		return icerest.Errorf(http.StatusBadRequest, icerest.BadRequest, "malformed %s request: it names no table", rt.Operation)
 	}
-	body, err := b.requestBody(r, rt.Operation, first)
+	body, err := b.requestBody(q, first)
 	if err != nil {
 		return err
 	}
@@ -313,9 +309,9 @@ func (b *Backend) call(r *http.Request, mem Member, rt icerest.Route, body []byt
 	out.RequestURI = ""
 	telemetry.From(r.Context()).SetMember(rt.Prefix, rt.Namespace) // the access log, next to the unified names
 	principal := caller.From(r.Context()).Principal
-	return upstream.Capture(func(w http.ResponseWriter, r *http.Request, rt icerest.Route) {
-		mem.Serve(w, r, rt, principal)
-	}, out, rt)
+	return upstream.Capture(func(w http.ResponseWriter, r *http.Request, q icerest.Request) {
+		mem.Serve(w, r, q.Route, principal) // an unread request: the member's pipeline reads it
+	}, out, icerest.Request{Route: rt})
 }
 
 // exists asks member t whether its namespace exists: true on 204, false
@@ -330,9 +326,9 @@ func (b *Backend) exists(r *http.Request, t target) (exists, ok bool) {
 	}
 	rt := icerest.Route{Operation: icerest.OpNamespaceExists, Prefix: t.m.member, HasPrefix: true, Namespace: t.ns}
 	principal := caller.From(r.Context()).Principal
-	rec := upstream.Capture(func(w http.ResponseWriter, r *http.Request, rt icerest.Route) {
-		t.mem.Serve(w, r, rt, principal)
-	}, out, rt)
+	rec := upstream.Capture(func(w http.ResponseWriter, r *http.Request, q icerest.Request) {
+		t.mem.Serve(w, r, q.Route, principal)
+	}, out, icerest.Request{Route: rt})
 	switch rec.Status {
 	case http.StatusNoContent, http.StatusOK:
 		return true, true

@@ -200,7 +200,12 @@ func do(t *testing.T, b *Backend, method, path, body string) *httptest.ResponseR
 	req := httptest.NewRequest(method, path, rd)
 	req = req.WithContext(caller.With(req.Context(), caller.Caller{Principal: "alice"}))
 	rec := httptest.NewRecorder()
-	b.Serve(rec, req, rt)
+	q, err := icerest.ParseRequest(req, rt) // as the pipeline does before its backend
+	if err != nil {
+		icerest.WriteError(rec, req, err)
+		return rec
+	}
+	b.Serve(rec, req, q)
 	return rec
 }
 

@@ -88,8 +88,8 @@ func parsePageToken(s string) (pageToken, error) {
 const maxMemberCalls = 8
 
 // listNamespaces serves a merged listNamespaces.
-func (b *Backend) listNamespaces(w http.ResponseWriter, r *http.Request, rt icerest.Route) error {
-	q := r.URL.Query()
+func (b *Backend) listNamespaces(w http.ResponseWriter, r *http.Request, req icerest.Request) error {
+	q := req.Query // read, never changed: the member calls get queries of their own
 	var parent []string
 	if p := q.Get("parent"); p != "" {
 		var err error

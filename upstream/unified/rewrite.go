@@ -30,7 +30,8 @@ func encode(v any) ([]byte, error) {
 // Table identifiers become the member's; a view's default-namespace does
 // when it is in the same member, and stays as it is otherwise (the
 // member could not resolve it either way). SQL text is never rewritten.
-func (b *Backend) requestBody(r *http.Request, op string, t target) ([]byte, error) {
+func (b *Backend) requestBody(q icerest.Request, t target) ([]byte, error) {
+	op := q.Route.Operation
 	var fields func(doc) error
 	switch op {
 	case icerest.OpCreateNamespace:
@@ -64,12 +65,8 @@ func (b *Backend) requestBody(r *http.Request, op string, t target) ([]byte, err
 	default:
 		return nil, nil
 	}
-	body, err := icerest.HoldBody(r)
-	if err != nil {
-		return nil, err
-	}
 	var d doc
-	if err := json.Unmarshal(body, &d); err != nil {
+	if err := json.Unmarshal(q.Body, &d); err != nil {
 		return nil, icerest.Errorf(http.StatusBadRequest, icerest.BadRequest, "malformed %s request: %v", op, err)
 	}
 	if err := fields(d); err != nil {

@@ -185,7 +185,8 @@ func TestTableOperationsRouted(t *testing.T) {
 		{http.MethodGet, "/v1/all/namespaces/sales%1Feu/tables/t/plan/p1", "", icerest.OpFetchPlanningResult},
 		{http.MethodPost, "/v1/all/namespaces/sales%1Feu/tables/t/tasks", `{"plan-task":"x"}`, icerest.OpFetchScanTasks},
 		{http.MethodGet, "/v1/all/namespaces/sales%1Feu/tables/t/credentials", "", icerest.OpLoadCredentials},
-		{http.MethodPost, "/v1/all/namespaces/sales%1Feu/tables/t/metrics", `{"report-type":"scan-report"}`, icerest.OpReportMetrics},
+		{http.MethodPost, "/v1/all/namespaces/sales%1Feu/tables/t/metrics",
+			`{"report-type":"commit-report","table-name":"db.t","snapshot-id":1,"sequence-number":1,"operation":"append","metrics":{}}`, icerest.OpReportMetrics},
 		{http.MethodDelete, "/v1/all/namespaces/sales%1Feu/tables/t", "", icerest.OpDropTable},
 		{http.MethodHead, "/v1/all/namespaces/sales%1Feu/views/v", "", icerest.OpViewExists},
 	} {
@@ -341,7 +342,7 @@ func TestTableConfigFromMemberOverrides(t *testing.T) {
 	req, _ := http.NewRequest(http.MethodGet, "/v1/all/namespaces/a/tables/t", nil)
 	req.Header.Set("If-None-Match", `"v1"`)
 	rt, _ := icerest.ParseRoute(http.MethodGet, "/v1/all/namespaces/a/tables/t", "")
-	rec2 := upstream.Capture(b.Serve, req, rt)
+	rec2 := upstream.Capture(b.Serve, req, icerest.Request{Route: rt})
 	assert.Equal(t, http.StatusNotModified, rec2.Status)
 	assert.Empty(t, rec2.Bytes())
 }
@@ -403,7 +404,7 @@ func TestRecordNamesTheMember(t *testing.T) {
 	rec := &telemetry.Record{}
 	req := httptest.NewRequest(http.MethodGet, "/v1/all/namespaces/sales%1Feu%1Fde/tables", http.NoBody)
 	req = req.WithContext(telemetry.WithRecord(caller.With(req.Context(), caller.Caller{Principal: "alice"}), rec))
-	b.Serve(httptest.NewRecorder(), req, rt)
+	b.Serve(httptest.NewRecorder(), req, icerest.Request{Route: rt})
 	assert.Equal(t, "prod", rec.Member)
 	assert.Equal(t, []string{"eu", "de"}, rec.MemberNamespace)
 }
