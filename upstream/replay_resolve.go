@@ -147,7 +147,7 @@ func (g *Replayer) verdict(ctx context.Context, r *http.Request, q icerest.Reque
 	if g.backend == nil {
 		return verdict{}
 	}
-	changes, ok := changesOf(q.Route, q.Body)
+	changes, ok := changesOf(q)
 	if !ok {
 		return verdict{}
 	}
@@ -168,34 +168,33 @@ type change struct {
 	plan  commitPlan
 }
 
-// changesOf reads the tables a commit (updateTable) or a transaction
-// (commitTransaction) changes; false when any change cannot be found in a
-// table afterwards.
-func changesOf(rt icerest.Route, body []byte) ([]change, bool) {
+// changesOf is the tables a commit (updateTable) or a transaction
+// (commitTransaction) changes, as the request's one parse read them
+// (q.Commits); false when any change cannot be found in a table
+// afterwards.
+func changesOf(q icerest.Request) ([]change, bool) {
+	rt := q.Route
 	load := icerest.Route{Operation: icerest.OpLoadTable, Prefix: rt.Prefix, HasPrefix: rt.HasPrefix,
 		Namespace: rt.Namespace, Table: rt.Table}
 	switch rt.Operation {
 	case icerest.OpUpdateTable:
-		p, ok := planOf(body)
-		return []change{{load, p}}, ok
-	case icerest.OpCommitTransaction:
-		var tx struct {
-			Changes []json.RawMessage `json:"table-changes"`
-		}
-		if json.Unmarshal(body, &tx) != nil || len(tx.Changes) == 0 {
+		if len(q.Commits) != 1 {
 			return nil, false
 		}
-		out := make([]change, 0, len(tx.Changes))
-		for _, raw := range tx.Changes {
-			var id struct {
-				Identifier *icerest.Identifier `json:"identifier"`
-			}
-			p, ok := planOf(raw)
-			if !ok || json.Unmarshal(raw, &id) != nil || id.Identifier == nil {
+		p, ok := planOf(q.Commits[0])
+		return []change{{load, p}}, ok
+	case icerest.OpCommitTransaction:
+		if len(q.Commits) == 0 {
+			return nil, false
+		}
+		out := make([]change, 0, len(q.Commits))
+		for _, c := range q.Commits {
+			p, ok := planOf(c)
+			if !ok {
 				return nil, false
 			}
 			t := load
-			t.Namespace, t.Table = id.Identifier.Namespace, id.Identifier.Name
+			t.Namespace, t.Table = c.Table.Namespace, c.Table.Name
 			out = append(out, change{t, p})
 		}
 		return out, true
@@ -264,45 +263,18 @@ type commitPlan struct {
 	asserted     map[string]bool // refs it asserts at a snapshot id (or absent)
 }
 
-func planOf(body []byte) (commitPlan, bool) {
-	var c struct {
-		Requirements []struct {
-			Type string `json:"type"`
-			Ref  string `json:"ref"`
-		} `json:"requirements"`
-		Updates []struct {
-			Action   string `json:"action"`
-			RefName  string `json:"ref-name"`
-			UUID     string `json:"uuid"`
-			Snapshot *struct {
-				ID *int64 `json:"snapshot-id"`
-			} `json:"snapshot"`
-		} `json:"updates"`
-	}
-	if json.Unmarshal(body, &c) != nil {
+// planOf is what c says that lets lakegate find it in the table.
+func planOf(c icerest.Commit) (commitPlan, bool) {
+	if c.Unreadable {
 		return commitPlan{}, false
 	}
-	p := commitPlan{moved: map[string]bool{}, asserted: map[string]bool{}}
-	for _, q := range c.Requirements {
-		switch q.Type {
-		case "assert-create":
-			p.assertCreate = true
-		case "assert-ref-snapshot-id":
-			p.asserted[q.Ref] = true
-		}
+	p := commitPlan{snapshots: c.Snapshots, assertCreate: c.AssertCreate, uuid: c.UUID,
+		moved: map[string]bool{}, asserted: map[string]bool{}}
+	for _, ref := range c.Asserted {
+		p.asserted[ref] = true
 	}
-	for _, u := range c.Updates {
-		switch u.Action {
-		case "add-snapshot":
-			if u.Snapshot == nil || u.Snapshot.ID == nil {
-				return commitPlan{}, false
-			}
-			p.snapshots = append(p.snapshots, *u.Snapshot.ID)
-		case "set-snapshot-ref":
-			p.moved[u.RefName] = true
-		case "assign-uuid":
-			p.uuid = u.UUID
-		}
+	for _, ref := range c.Moved {
+		p.moved[ref] = true
 	}
 	return p, len(p.snapshots) > 0 || (p.assertCreate && p.uuid != "")
 }

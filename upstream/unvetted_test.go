@@ -7,11 +7,15 @@ import (
 	"github.com/lakegate/lakegate/upstream/icerest"
 )
 
-// unvetted is r read as icerest.ParseRequest reads it (query, held body)
-// but not validated: for tests that hand a stage (a Replayer, a Remote)
-// bodies the pipeline's validation would refuse before it, as the stage
-// tests always have.
+// unvetted is r read by icerest.ParseRequest, as the pipeline reads it;
+// a request the parse refuses is still read (query, held body), but not
+// validated: for tests that hand a stage (a Replayer, a Remote) bodies
+// the pipeline's validation would refuse before it, as the stage tests
+// always have.
 func unvetted(r *http.Request, rt icerest.Route) icerest.Request {
+	if q, err := icerest.ParseRequest(r, rt); err == nil {
+		return q
+	}
 	q := icerest.Request{Route: rt}
 	if r.URL.RawQuery != "" {
 		q.Query, _ = url.ParseQuery(r.URL.RawQuery)

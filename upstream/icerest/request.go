@@ -27,6 +27,10 @@ type Request struct {
 	// Locations are the storage locations the body names (BodyLocations),
 	// read from the same parse, for confinement.
 	Locations []string
+	// Commits are the table commits of an updateTable or a
+	// commitTransaction, read from the same parse, for replay to find
+	// them in their tables when their outcome is unknown.
+	Commits []Commit
 }
 
 // ParseRequest reads r for route rt once: it checks the query (a 400 for
@@ -59,6 +63,7 @@ func ParseRequest(r *http.Request, rt Route) (Request, error) {
 		return Request{}, err
 	}
 	q.Touched = touched
+	q.Commits = commitsOf(rt.Operation, parsed, touched.Identifiers)
 	if NamesLocations(rt.Operation) {
 		locs, err := objectLocations(rt.Operation, parsed)
 		if err != nil {

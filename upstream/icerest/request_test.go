@@ -68,3 +68,28 @@ func TestParseRequestRefuses(t *testing.T) {
 	_, err := ParseRequest(big, Route{Operation: OpCreateNamespace})
 	assert.Equal(t, http.StatusRequestEntityTooLarge, AsError(err).Code)
 }
+
+// The commits of a transaction are read from the same parse, for replay
+// to find them in their tables: the snapshots they add, the refs they
+// move and assert, the table they create.
+func TestParseRequestCommits(t *testing.T) {
+	body := `{"table-changes":[` +
+		`{"identifier":{"namespace":["a"],"name":"x"},"requirements":[{"type":"assert-ref-snapshot-id","ref":"main","snapshot-id":1}],` +
+		`"updates":[{"action":"add-snapshot","snapshot":{"snapshot-id":7,"timestamp-ms":1,"manifest-list":"s3://b/m","summary":{"operation":"append"}}},` +
+		`{"action":"set-snapshot-ref","ref-name":"main","type":"branch","snapshot-id":7}]},` +
+		`{"identifier":{"namespace":["b"],"name":"y"},"requirements":[{"type":"assert-create"}],` +
+		`"updates":[{"action":"assign-uuid","uuid":"u-1"}]}]}`
+	r := httptest.NewRequest(http.MethodPost, "/v1/transactions/commit", strings.NewReader(body))
+	q, err := ParseRequest(r, Route{Operation: OpCommitTransaction})
+	require.NoError(t, err)
+	assert.Equal(t, []Commit{
+		{Table: Identifier{Namespace: []string{"a"}, Name: "x"}, Snapshots: []int64{7}, Moved: []string{"main"}, Asserted: []string{"main"}},
+		{Table: Identifier{Namespace: []string{"b"}, Name: "y"}, AssertCreate: true, UUID: "u-1"},
+	}, q.Commits)
+
+	r = httptest.NewRequest(http.MethodPost, "/v1/namespaces/a/tables/x",
+		strings.NewReader(`{"requirements":[],"updates":[{"action":"assign-uuid","uuid":"u-2"}]}`))
+	q, err = ParseRequest(r, Route{Operation: OpUpdateTable})
+	require.NoError(t, err)
+	assert.Equal(t, []Commit{{UUID: "u-2"}}, q.Commits)
+}
