@@ -7,7 +7,11 @@
 // object must not repeat a key, and nothing but whitespace may follow the
 // document (a byte order mark is not whitespace). Keys are compared as
 // written (encoding/json matches struct fields case-insensitively; the
-// Iceberg clients do not).
+// Iceberg clients do not). Repeated keys are found exactly: keys are
+// compared by a seeded hash, and a hash met twice by the keys themselves,
+// so neither a collision nor an escaped spelling of a key decides alone.
+// In StrictEscapes mode (for a client's request) the escapes of NUL and
+// of lone UTF-16 surrogates are refused as well.
 //
 // A Scanner is reused across documents (Reset): its buffers are grown
 // once and kept, so scanning allocates nothing in a steady state.
@@ -41,23 +45,58 @@ const MaxDepth = 10000
 // looked up in a map rather than by a linear scan of its key hashes.
 const bigObject = 64
 
+// Mode is what a scan refuses beyond the default, set by ResetMode.
+type Mode uint8
+
+// StrictEscapes refuses a \u0000 escape (NUL ends a C string in some
+// backends' storage) and the escape of a lone UTF-16 surrogate (decoders
+// read it as U+FFFD, not as what was sent): text a lenient reader would
+// store otherwise than a strict one reads it.
+const StrictEscapes Mode = 1
+
+// Reason is the kind of fault an Error is.
+type Reason uint8
+
+// The reasons a document is refused.
+const (
+	NotJSON     Reason = iota // the grammar: what no JSON reader accepts
+	BadUTF8                   // invalid UTF-8 in a string
+	BadEscape                 // a NUL or lone surrogate escape (StrictEscapes)
+	RepeatedKey               // an object repeats a key (Error.Key names it)
+	TooDeep                   // nesting beyond MaxDepth
+	Trailing                  // data after the document
+	Refused                   // the caller's Fail
+)
+
 // Error is a document the scanner refused: what is wrong, and the offset
-// of the byte where it was found.
+// of the byte where it was found (len of the input when it ended early).
 type Error struct {
 	Offset int
 	What   string
+	Reason Reason
+	Key    string // the repeated key, unescaped (RepeatedKey)
 }
 
 func (e *Error) Error() string { return "invalid JSON at offset " + itoa(e.Offset) + ": " + e.What }
 
-// frame is one open container. Keys of an object are remembered as
-// hashes (seeded per process, so a document cannot be made to collide on
-// purpose) in Scanner.keys from start on; big objects move to set.
+// frame is one open container. Keys of an object are remembered in
+// Scanner.keys from start on, as hashes (seeded per process, so a
+// document cannot be made to collide on purpose) and where they are in
+// the document; a big object indexes its keys by hash in set.
 type frame struct {
 	kind  Kind
 	first bool // no member or element read yet
 	start int
-	set   map[uint64]struct{}
+	set   map[uint64]int // hash → the last of its keys (index from start)
+}
+
+// keyRef is a key of an open object: its hash, the offset of its opening
+// quote (to read it again when another key has its hash), and in a big
+// object the previous key with the same hash (-1 for none).
+type keyRef struct {
+	hash uint64
+	at   int
+	next int
 }
 
 // Scanner reads one JSON document at a time. The zero value is ready
@@ -65,14 +104,19 @@ type frame struct {
 type Scanner struct {
 	data   []byte
 	pos    int
+	mode   Mode
 	err    *Error
 	frames []frame
-	keys   []uint64
+	keys   []keyRef
 	kbuf   []byte // the last key, unescaped, when it had escapes
 	vbuf   []byte // the last string value, unescaped, when it had escapes
+	pbuf   []byte // an earlier key, read again to compare
 }
 
 var seed = maphash.MakeSeed()
+
+// hashMask is all ones; a test narrows it to make keys collide.
+var hashMask = ^uint64(0)
 
 // keptBuffer is the largest scratch buffer a Reset keeps: one grown by a
 // huge document is let go rather than held by an idle scanner.
@@ -80,8 +124,11 @@ const keptBuffer = 64 << 10
 
 // Reset starts scanning data; Reset(nil) lets go of the last document, for
 // a scanner put aside (in a pool) not to keep it alive.
-func (s *Scanner) Reset(data []byte) {
-	s.data, s.pos, s.err = data, 0, nil
+func (s *Scanner) Reset(data []byte) { s.ResetMode(data, 0) }
+
+// ResetMode is Reset with a mode, for this document only.
+func (s *Scanner) ResetMode(data []byte, mode Mode) {
+	s.data, s.pos, s.mode, s.err = data, 0, mode, nil
 	for i := range s.frames {
 		s.frames[i].set = nil // let a big object's map go
 	}
@@ -92,7 +139,10 @@ func (s *Scanner) Reset(data []byte) {
 	if cap(s.vbuf) > keptBuffer {
 		s.vbuf = nil
 	}
-	if cap(s.keys) > keptBuffer/8 {
+	if cap(s.pbuf) > keptBuffer {
+		s.pbuf = nil
+	}
+	if cap(s.keys) > keptBuffer/24 {
 		s.keys = nil
 	}
 	if cap(s.frames) > keptBuffer/32 {
@@ -114,16 +164,19 @@ func (s *Scanner) Offset() int { return s.pos }
 // Failed reports whether the scanner met an error; every read then fails.
 func (s *Scanner) Failed() bool { return s.err != nil }
 
-// fail records the first error and ends the scan.
-func (s *Scanner) fail(what string) {
+// fail records the first error, a fault of the grammar, and ends the
+// scan.
+func (s *Scanner) fail(what string) { s.failFor(NotJSON, what) }
+
+func (s *Scanner) failFor(why Reason, what string) {
 	if s.err == nil {
-		s.err = &Error{Offset: s.pos, What: what}
+		s.err = &Error{Offset: s.pos, What: what, Reason: why}
 	}
 }
 
 // Fail lets a caller refuse the document for a reason of its own (a value
 // of the wrong type), at the current offset, so every later read fails.
-func (s *Scanner) Fail(what string) { s.fail(what) }
+func (s *Scanner) Fail(what string) { s.failFor(Refused, what) }
 
 // Finish checks that only whitespace follows the document and every
 // container was closed, and returns the scan's error.
@@ -134,7 +187,7 @@ func (s *Scanner) Finish() error {
 	if s.err == nil {
 		s.skipSpace()
 		if s.pos < len(s.data) {
-			s.fail("data after the document")
+			s.failFor(Trailing, "data after the document")
 		}
 	}
 	return s.Err()
@@ -178,7 +231,7 @@ func (s *Scanner) Peek() Kind {
 // open enters a container whose opening byte is next.
 func (s *Scanner) open(k Kind) {
 	if len(s.frames) >= MaxDepth {
-		s.fail("nested too deeply")
+		s.failFor(TooDeep, "nested too deeply")
 		return
 	}
 	s.pos++
@@ -247,7 +300,8 @@ func (s *Scanner) More() bool {
 }
 
 // Key reads a member's key and the colon after it, and refuses a key the
-// object already has. The key, unescaped, is valid until the next Key.
+// object already has (the Error names it). The key, unescaped, is valid
+// until the next Key.
 func (s *Scanner) Key() []byte {
 	if s.err != nil {
 		return nil
@@ -261,6 +315,7 @@ func (s *Scanner) Key() []byte {
 		s.fail("expected a key")
 		return nil
 	}
+	at := s.pos
 	key := s.readString(&s.kbuf)
 	if s.err != nil {
 		return nil
@@ -271,40 +326,60 @@ func (s *Scanner) Key() []byte {
 		return nil
 	}
 	s.pos++
-	if s.seen(maphash.Bytes(seed, key)) {
-		s.fail("a key repeated in one object")
+	if s.seen(key, at) {
+		s.failFor(RepeatedKey, "a key repeated in one object")
+		s.err.Key = string(key)
 		return nil
 	}
 	return key
 }
 
-// seen records a key's hash in the innermost object and reports whether
-// the object already had it.
-func (s *Scanner) seen(h uint64) bool {
+// seen records a key (its opening quote at offset at) in the innermost
+// object and reports whether the object already had it. Hashes narrow the
+// search; a key whose hash was met is compared with the key met.
+func (s *Scanner) seen(key []byte, at int) bool {
+	h := maphash.Bytes(seed, key) & hashMask
 	f := &s.frames[len(s.frames)-1]
-	if f.set != nil {
-		if _, dup := f.set[h]; dup {
-			return true
-		}
-		f.set[h] = struct{}{}
-		return false
-	}
 	own := s.keys[f.start:]
-	for _, k := range own {
-		if k == h {
+	if f.set != nil {
+		last, met := f.set[h]
+		for i := last; met && i >= 0; i = own[i].next {
+			if s.same(own[i].at, key) {
+				return true
+			}
+		}
+		if !met {
+			last = -1
+		}
+		f.set[h] = len(own)
+		s.keys = append(s.keys, keyRef{hash: h, at: at, next: last})
+		return false
+	}
+	for i := range own {
+		if own[i].hash == h && s.same(own[i].at, key) {
 			return true
 		}
 	}
+	s.keys = append(s.keys, keyRef{hash: h, at: at, next: -1})
 	if len(own) < bigObject {
-		s.keys = append(s.keys, h)
 		return false
 	}
-	f.set = make(map[uint64]struct{}, 2*bigObject)
-	for _, k := range own {
-		f.set[k] = struct{}{}
+	own = s.keys[f.start:]
+	f.set = make(map[uint64]int, 2*bigObject)
+	for i := range own {
+		if last, met := f.set[own[i].hash]; met {
+			own[i].next = last
+		}
+		f.set[own[i].hash] = i
 	}
-	f.set[h] = struct{}{}
 	return false
+}
+
+// same reports whether the key whose opening quote is at offset at (read
+// before, so valid) is key.
+func (s *Scanner) same(at int, key []byte) bool {
+	earlier, _, _ := scanString(s.data, at, &s.pbuf, s.mode)
+	return string(earlier) == string(key)
 }
 
 // Str reads a string value and returns it unescaped, valid until the
@@ -324,6 +399,21 @@ func (s *Scanner) Null() bool {
 		return false
 	}
 	return s.literal("null")
+}
+
+// Num reads the number that is next and returns its literal, a slice of
+// the document; when the next value is not a number it reads nothing and
+// reports false.
+func (s *Scanner) Num() ([]byte, bool) {
+	if s.Peek() != Number {
+		return nil, false
+	}
+	start := s.pos
+	s.readNumber()
+	if s.err != nil {
+		return nil, false
+	}
+	return s.data[start:s.pos], true
 }
 
 // Int reads the number that is next; ok is false when it is not an
@@ -391,14 +481,19 @@ func (s *Scanner) readBool() bool {
 	return false
 }
 
-// literal reads word (true, false, null).
+// literal reads word (true, false, null); a misspelling is refused at
+// its first wrong byte.
 func (s *Scanner) literal(word string) bool {
-	if len(s.data)-s.pos < len(word) || string(s.data[s.pos:s.pos+len(word)]) != word {
-		s.fail("a misspelt true, false or null")
-		return false
+	if len(s.data)-s.pos >= len(word) && string(s.data[s.pos:s.pos+len(word)]) == word {
+		s.pos += len(word)
+		return true
 	}
-	s.pos += len(word)
-	return true
+	for s.pos < len(s.data) && s.data[s.pos] == word[0] {
+		s.pos++
+		word = word[1:]
+	}
+	s.fail("a misspelt true, false or null")
+	return false
 }
 
 // readNumber reads -?(0|[1-9]d*)(.d+)?([eE][+-]?d+)?.
@@ -488,15 +583,52 @@ var plain = func() (t [256]bool) {
 // returned as a slice of the input when it has no escapes, else unescaped
 // into *buf; with buf nil (Skip) it is only validated.
 func (s *Scanner) readString(buf *[]byte) []byte {
-	d := s.data
-	i := s.pos + 1
+	str, end, bad := scanString(s.data, s.pos, buf, s.mode)
+	s.pos = end
+	if bad != 0 {
+		s.failFor(faults[bad].why, faults[bad].what)
+		return nil
+	}
+	return str
+}
+
+// fault is what is wrong with a string, an index in faults (0: nothing).
+type fault uint8
+
+const (
+	noFault fault = iota
+	unclosed
+	badEscape
+	control
+	badUTF8
+	nulEscape
+	loneSurrogate
+)
+
+var faults = [...]struct {
+	why  Reason
+	what string
+}{
+	unclosed:      {NotJSON, "a string without its closing quote"},
+	badEscape:     {NotJSON, "an invalid escape in a string"},
+	control:       {NotJSON, "a control character in a string"},
+	badUTF8:       {BadUTF8, "invalid UTF-8 in a string"},
+	nulEscape:     {BadEscape, "NUL (\\u0000) in a string"},
+	loneSurrogate: {BadEscape, "lone surrogate escape in a string"},
+}
+
+// scanString reads the string whose opening quote is d[i]: its content
+// (a slice of d when it has no escapes, else unescaped into *buf; with buf
+// nil only validated) and the offset after its closing quote; or, at a
+// fault, the fault and its offset.
+func scanString(d []byte, i int, buf *[]byte, mode Mode) ([]byte, int, fault) {
+	i++
 	start := i
 	for i < len(d) && plain[d[i]] {
 		i++
 	}
 	if i < len(d) && d[i] == '"' { // the common case: nothing to decode
-		s.pos = i + 1
-		return d[start:i]
+		return d[start:i], i + 1, noFault
 	}
 	var out []byte
 	if buf != nil {
@@ -504,9 +636,7 @@ func (s *Scanner) readString(buf *[]byte) []byte {
 	}
 	for {
 		if i >= len(d) {
-			s.pos = i
-			s.fail("a string without its closing quote")
-			return nil
+			return nil, i, unclosed
 		}
 		c := d[i]
 		switch {
@@ -520,28 +650,21 @@ func (s *Scanner) readString(buf *[]byte) []byte {
 			}
 			i = j
 		case c == '"':
-			s.pos = i + 1
 			if buf != nil {
 				*buf = out
 			}
-			return out
+			return out, i + 1, noFault
 		case c == '\\':
-			var ok bool
-			if i, out, ok = unescape(d, i, out, buf != nil); !ok {
-				s.pos = i
-				s.fail("an invalid escape in a string")
-				return nil
+			var bad fault
+			if i, out, bad = unescape(d, i, out, buf != nil, mode); bad != noFault {
+				return nil, i, bad
 			}
 		case c < 0x20:
-			s.pos = i
-			s.fail("a control character in a string")
-			return nil
+			return nil, i, control
 		default:
 			r, n := utf8.DecodeRune(d[i:])
 			if r == utf8.RuneError && n <= 1 {
-				s.pos = i
-				s.fail("invalid UTF-8 in a string")
-				return nil
+				return nil, i, badUTF8
 			}
 			if buf != nil {
 				out = append(out, d[i:i+n]...)
@@ -552,10 +675,10 @@ func (s *Scanner) readString(buf *[]byte) []byte {
 }
 
 // unescape decodes the escape at d[i] (a backslash) onto out when keep,
-// and returns the offset after it.
-func unescape(d []byte, i int, out []byte, keep bool) (int, []byte, bool) {
+// and returns the offset after it; or the offset of a fault in it.
+func unescape(d []byte, i int, out []byte, keep bool, mode Mode) (int, []byte, fault) {
 	if i+1 >= len(d) {
-		return i, out, false
+		return len(d), out, unclosed
 	}
 	var b byte
 	switch d[i+1] {
@@ -572,16 +695,20 @@ func unescape(d []byte, i int, out []byte, keep bool) (int, []byte, bool) {
 	case 't':
 		b = '\t'
 	case 'u':
-		r, ok := hex4(d, i+2)
-		if !ok {
-			return i, out, false
+		r, bad := hex4(d, i+2)
+		if bad >= 0 {
+			return bad, out, badEscape
 		}
+		if r == 0 && mode&StrictEscapes != 0 {
+			return i, out, nulEscape
+		}
+		at := i
 		i += 6
 		if utf16IsSurrogate(r) {
 			// A pair is one character; a lone half is kept as U+FFFD, as
 			// encoding/json does (it is valid JSON, if not valid text).
 			if r < 0xdc00 && i+1 < len(d) && d[i] == '\\' && d[i+1] == 'u' {
-				if lo, ok := hex4(d, i+2); ok && lo >= 0xdc00 && lo <= 0xdfff {
+				if lo, bad := hex4(d, i+2); bad < 0 && lo >= 0xdc00 && lo <= 0xdfff {
 					r = 0x10000 + (r-0xd800)<<10 + (lo - 0xdc00)
 					i += 6
 				} else {
@@ -590,29 +717,33 @@ func unescape(d []byte, i int, out []byte, keep bool) (int, []byte, bool) {
 			} else {
 				r = utf8.RuneError
 			}
+			if r == utf8.RuneError && mode&StrictEscapes != 0 {
+				return at, out, loneSurrogate
+			}
 		}
 		if keep {
 			out = utf8.AppendRune(out, r)
 		}
-		return i, out, true
+		return i, out, noFault
 	default:
-		return i, out, false
+		return i + 1, out, badEscape
 	}
 	if keep {
 		out = append(out, b)
 	}
-	return i + 2, out, true
+	return i + 2, out, noFault
 }
 
 func utf16IsSurrogate(r rune) bool { return r >= 0xd800 && r <= 0xdfff }
 
-// hex4 reads four hex digits at d[i:].
-func hex4(d []byte, i int) (rune, bool) {
-	if i+4 > len(d) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range d[i : i+4] {
+// hex4 reads four hex digits at d[i:]; bad is the offset of the first
+// byte that is not one (len(d) when they are cut short), -1 when all are.
+func hex4(d []byte, i int) (r rune, bad int) {
+	for j := i; j < i+4; j++ {
+		if j >= len(d) {
+			return 0, len(d)
+		}
+		c := d[j]
 		switch {
 		case c >= '0' && c <= '9':
 			c -= '0'
@@ -621,11 +752,11 @@ func hex4(d []byte, i int) (rune, bool) {
 		case c >= 'A' && c <= 'F':
 			c = c - 'A' + 10
 		default:
-			return 0, false
+			return 0, j
 		}
 		r = r<<4 | rune(c)
 	}
-	return r, true
+	return r, -1
 }
 
 // itoa avoids strconv for an error message.

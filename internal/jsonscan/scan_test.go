@@ -2,6 +2,7 @@ package jsonscan
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -294,5 +295,153 @@ func BenchmarkSkip(b *testing.B) {
 		if s.Finish() != nil {
 			b.Fatal(s.Err())
 		}
+	}
+}
+
+// Repeated keys are found by the keys, not by their hashes alone: with
+// every hash narrowed to two bits, distinct keys collide all the time and
+// are kept, and a repeated one (however escaped) is still refused, in
+// small objects and in big ones (indexed by hash).
+func TestRepeatedKeysExact(t *testing.T) {
+	defer func(m uint64) { hashMask = m }(hashMask)
+	hashMask = 3
+	for _, n := range []int{3, bigObject - 1, bigObject, bigObject + 1, 200} {
+		if doc := manyKeys(n, false); !Valid([]byte(doc)) {
+			t.Errorf("%d distinct keys with colliding hashes refused", n)
+		}
+		for _, at := range []int{0, n / 2, n - 1} {
+			doc := manyKeys(n, false)
+			doc = doc[:len(doc)-1] + `,"k` + itoa(at) + `":2}`
+			if Valid([]byte(doc)) {
+				t.Errorf("%d keys: k%d repeated at the end passed", n, at)
+			}
+			escaped := doc[:len(doc)-len(`"k`+itoa(at)+`":2}`)] + `"\u006b` + itoa(at) + `":2}`
+			if Valid([]byte(escaped)) {
+				t.Errorf("%d keys: k%d repeated, escaped, passed", n, at)
+			}
+		}
+	}
+	var s Scanner
+	s.Reset([]byte(`{"x":{"a":1},"b\u0061d":1,"y":[{"bad":1}],"bad":2}`))
+	s.Skip()
+	var e *Error
+	if err := s.Finish(); !errors.As(err, &e) || e.Reason != RepeatedKey || e.Key != "bad" {
+		t.Errorf("got %v (%+v), want the repeated key named", err, e)
+	}
+}
+
+// StrictEscapes refuses what a lenient reader stores otherwise than sent;
+// by default those are read (a lone surrogate as U+FFFD).
+func TestStrictEscapes(t *testing.T) {
+	for doc, refused := range map[string]bool{
+		`"a\u0000"`:            true,
+		`{"k\u0000":1}`:        true,
+		`"\ud800"`:             true,
+		`"\udc00"`:             true,
+		`"\ud800\u0041"`:       true,
+		`"\ud800\ud800\udc00"`: true,
+		`"\ud800x"`:            true,
+		`"\ud83d\ude00"`:       false,
+		`"\u0001 \\u0000"`:     false,
+		`"\u00e9\uffff"`:       false,
+	} {
+		var s Scanner
+		s.ResetMode([]byte(doc), StrictEscapes)
+		s.Skip()
+		err := s.Finish()
+		var e *Error
+		if got := errors.As(err, &e) && e.Reason == BadEscape; got != refused {
+			t.Errorf("%s: refused %v (%v), want %v", doc, got, err, refused)
+		}
+		if !Valid([]byte(doc)) {
+			t.Errorf("%s: refused by default", doc)
+		}
+	}
+}
+
+// Errors say why, for a caller to word them its own way.
+func TestReasons(t *testing.T) {
+	for doc, want := range map[string]Reason{
+		`{"a" 1}`:                  NotJSON,
+		`tru`:                      NotJSON,
+		"\"\xff\"":                 BadUTF8,
+		`{"a":1,"a":1}`:            RepeatedKey,
+		strings.Repeat("[", 10001): TooDeep,
+		`{} {}`:                    Trailing,
+	} {
+		var s Scanner
+		s.Reset([]byte(doc))
+		s.Skip()
+		var e *Error
+		if err := s.Finish(); !errors.As(err, &e) || e.Reason != want {
+			t.Errorf("%.20s: %v, want reason %d", doc, err, want)
+		}
+	}
+	var s Scanner
+	s.Reset([]byte(`1`))
+	s.Fail("not a string")
+	var e *Error
+	if !errors.As(s.Finish(), &e) || e.Reason != Refused {
+		t.Errorf("Fail: %+v", e)
+	}
+}
+
+// An error is found at the byte that is wrong, or at the end of the
+// input when it ended early.
+func TestErrorOffsets(t *testing.T) {
+	for doc, want := range map[string]int{
+		`trux`:       3,
+		`tr`:         2,
+		`"\x"`:       2,
+		`"\u12g4"`:   5,
+		`"\u12`:      5,
+		`"ab`:        3,
+		`[1 2]`:      3,
+		`{"a":1,"a"`: 10,
+	} {
+		var s Scanner
+		s.Reset([]byte(doc))
+		s.Skip()
+		var e *Error
+		if err := s.Finish(); !errors.As(err, &e) || e.Offset != want {
+			t.Errorf("%s: %v, want an error at offset %d", doc, err, want)
+		}
+	}
+}
+
+// Num reads a number's literal as written.
+func TestNum(t *testing.T) {
+	var s Scanner
+	s.Reset([]byte(`[-1.5e+3, 0, "x"]`))
+	s.BeginArray()
+	var got []string
+	for s.More() {
+		if lit, ok := s.Num(); ok {
+			got = append(got, string(lit))
+		} else {
+			s.Skip()
+		}
+	}
+	if err := s.Finish(); err != nil || strings.Join(got, " ") != "-1.5e+3 0" {
+		t.Errorf("%q, %v", got, err)
+	}
+}
+
+// Comparing keys whose hashes collide reads the earlier key again into a
+// buffer kept like the others: still nothing allocated.
+func TestCollidingKeysAllocateNothing(t *testing.T) {
+	defer func(m uint64) { hashMask = m }(hashMask)
+	hashMask = 1
+	doc := []byte(`{"a\u0031":1,"a2":2,"a\u0033":3,"k":` + manyKeys(20, false) + `}`)
+	var s Scanner
+	allocs := testing.AllocsPerRun(100, func() {
+		s.ResetMode(doc, StrictEscapes)
+		s.Skip()
+		if s.Finish() != nil {
+			t.Fatal(s.Err())
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per scan", allocs)
 	}
 }
