@@ -10,13 +10,18 @@
 // (trailing data, a BOM), invalid UTF-8, a lone surrogate or NUL escape,
 // a number out of range for its field. Keys no shape names pass: clients
 // send vendor fields, and a map's keys are data, not field names.
+//
+// The text is read by internal/jsonscan (the scanner of backend answers,
+// in its StrictEscapes mode), which checks the grammar, the text and
+// repeated keys; this package walks it against the shape.
 package strictjson
 
 import (
 	"encoding/json"
 	"errors"
-	"strconv"
 	"unicode/utf8"
+
+	"github.com/lakegate/lakegate/internal/jsonscan"
 )
 
 // A Shape tells which keys of an object are field names, so that a case
@@ -59,71 +64,29 @@ func Unmarshal(data []byte, v any) error {
 // ErrEmpty is the error for a body of whitespace only.
 var ErrEmpty = errors.New("empty body")
 
-func walk(data []byte, s Shape, build bool) (any, error) {
-	if err := CheckText(data); err != nil {
-		return nil, err
-	}
-	sc := scanner{data: data, build: build}
-	sc.space()
-	if sc.pos == len(data) {
-		return nil, ErrEmpty
-	}
-	v, err := sc.value(s)
-	if err != nil {
-		return nil, err
-	}
-	if sc.space(); sc.pos < len(data) {
-		return nil, errors.New("trailing data after the JSON value")
-	}
-	return v, nil
-}
+var errTrailing = errors.New("trailing data after the JSON value")
 
 // CheckText refuses text encoding/json would decode quietly into
 // something else than was sent: invalid UTF-8 and lone surrogate escapes
 // (both become U+FFFD), and a NUL escape (which ends a C string in some
-// backends' storage). A raw NUL or control byte is not JSON at all; the
-// decoder refuses those, and a BOM too.
+// backends' storage) — the text rules of Check, alone. It is for text a
+// lenient decoder accepted: its strings are read with Check's scanner,
+// as far as that one reads (not past a repeated key or what is not JSON).
+// A raw NUL or control byte is not JSON at all; the decoder refuses
+// those, and a BOM too.
 func CheckText(raw []byte) error {
 	if !utf8.Valid(raw) {
 		return errors.New("not valid UTF-8")
 	}
-	return CheckEscapes(raw)
-}
-
-// CheckEscapes refuses the \u escapes of NUL and lone surrogates.
-func CheckEscapes(raw []byte) error {
-	for i := 0; i < len(raw); i++ {
-		if raw[i] != '\\' {
-			continue
-		}
-		i++ // the escaped character: a backslash escapes the next one only
-		if i >= len(raw) || raw[i] != 'u' {
-			continue
-		}
-		r, ok := hex4(raw, i+1)
-		switch {
-		case !ok:
-			continue // not JSON; the decoder says so
-		case r == 0:
-			return errors.New("NUL (\\u0000) in a string")
-		case r >= 0xDC00 && r <= 0xDFFF:
-			return errors.New("lone surrogate escape in a string")
-		case r >= 0xD800 && r <= 0xDBFF:
-			if lo, ok := hex4(raw, i+7); !ok || raw[i+5] != '\\' || raw[i+6] != 'u' || lo < 0xDC00 || lo > 0xDFFF {
-				return errors.New("lone surrogate escape in a string")
-			}
-			i += 6 // the low half is checked: skip it
-		}
-		i += 4
+	w := walkers.Get().(*walker)
+	defer func() {
+		w.s.Reset(nil)
+		walkers.Put(w)
+	}()
+	w.s.ResetMode(raw, jsonscan.StrictEscapes)
+	w.s.Skip()
+	if e, ok := w.s.Err().(*jsonscan.Error); ok && e.Reason == jsonscan.BadEscape {
+		return errors.New(e.What)
 	}
 	return nil
-}
-
-// hex4 reads the four hex digits at raw[i:].
-func hex4(raw []byte, i int) (rune, bool) {
-	if i+4 > len(raw) {
-		return 0, false
-	}
-	v, err := strconv.ParseUint(string(raw[i:i+4]), 16, 16)
-	return rune(v), err == nil
 }
