@@ -345,18 +345,24 @@ func TestStrictEscapes(t *testing.T) {
 		`"\u0001 \\u0000"`:     false,
 		`"\u00e9\uffff"`:       false,
 	} {
-		var s Scanner
-		s.ResetMode([]byte(doc), StrictEscapes)
-		s.Skip()
-		err := s.Finish()
-		var e *Error
-		if got := errors.As(err, &e) && e.Reason == BadEscape; got != refused {
-			t.Errorf("%s: refused %v (%v), want %v", doc, got, err, refused)
+		e := refusal(doc, StrictEscapes)
+		if got := e != nil && e.Reason == BadEscape; got != refused {
+			t.Errorf("%s: refused %v (%v), want %v", doc, got, e, refused)
 		}
 		if !Valid([]byte(doc)) {
 			t.Errorf("%s: refused by default", doc)
 		}
 	}
+}
+
+// refusal is the error of a scan of doc, nil when it passes.
+func refusal(doc string, mode Mode) *Error {
+	var s Scanner
+	s.ResetMode([]byte(doc), mode)
+	s.Skip()
+	var e *Error
+	errors.As(s.Finish(), &e)
+	return e
 }
 
 // Errors say why, for a caller to word them its own way.
@@ -369,12 +375,8 @@ func TestReasons(t *testing.T) {
 		strings.Repeat("[", 10001): TooDeep,
 		`{} {}`:                    Trailing,
 	} {
-		var s Scanner
-		s.Reset([]byte(doc))
-		s.Skip()
-		var e *Error
-		if err := s.Finish(); !errors.As(err, &e) || e.Reason != want {
-			t.Errorf("%.20s: %v, want reason %d", doc, err, want)
+		if e := refusal(doc, 0); e == nil || e.Reason != want {
+			t.Errorf("%.20s: %v, want reason %d", doc, e, want)
 		}
 	}
 	var s Scanner
@@ -399,12 +401,8 @@ func TestErrorOffsets(t *testing.T) {
 		`[1 2]`:      3,
 		`{"a":1,"a"`: 10,
 	} {
-		var s Scanner
-		s.Reset([]byte(doc))
-		s.Skip()
-		var e *Error
-		if err := s.Finish(); !errors.As(err, &e) || e.Offset != want {
-			t.Errorf("%s: %v, want an error at offset %d", doc, err, want)
+		if e := refusal(doc, 0); e == nil || e.Offset != want {
+			t.Errorf("%s: %v, want an error at offset %d", doc, e, want)
 		}
 	}
 }
