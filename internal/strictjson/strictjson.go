@@ -79,10 +79,7 @@ func CheckText(raw []byte) error {
 		return errors.New("not valid UTF-8")
 	}
 	w := walkers.Get().(*walker)
-	defer func() {
-		w.s.Reset(nil)
-		walkers.Put(w)
-	}()
+	defer w.put()
 	w.s.ResetMode(raw, jsonscan.StrictEscapes)
 	w.s.Skip()
 	if e, ok := w.s.Err().(*jsonscan.Error); ok && e.Reason == jsonscan.BadEscape {

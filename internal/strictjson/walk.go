@@ -40,13 +40,23 @@ type step struct {
 
 var walkers = sync.Pool{New: func() any { return new(walker) }}
 
+// put returns w to the pool holding nothing of the body it read: not the
+// body, not its keys (a path grown by deep nesting is let go).
+func (w *walker) put() {
+	w.s.Reset(nil)
+	w.data = nil
+	if cap(w.path) > 64 {
+		w.path = nil
+	} else {
+		clear(w.path[:cap(w.path)])
+		w.path = w.path[:0]
+	}
+	walkers.Put(w)
+}
+
 func walk(data []byte, sh Shape, build bool) (any, error) {
 	w := walkers.Get().(*walker)
-	defer func() {
-		w.s.Reset(nil)
-		w.data, w.path = nil, w.path[:0]
-		walkers.Put(w)
-	}()
+	defer w.put()
 	w.data, w.build = data, build
 	w.s.ResetMode(data, jsonscan.StrictEscapes)
 	if w.s.Peek() == jsonscan.None && w.s.Offset() == len(data) {
