@@ -378,7 +378,7 @@ func (s *Scanner) seen(key []byte, at int) bool {
 // same reports whether the key whose opening quote is at offset at (read
 // before, so valid) is key.
 func (s *Scanner) same(at int, key []byte) bool {
-	earlier, _, _ := scanString(s.data, at, &s.pbuf, s.mode)
+	earlier, _, _ := scanString(s.data, at+1, at+1, &s.pbuf, s.mode)
 	return string(earlier) == string(key)
 }
 
@@ -583,13 +583,27 @@ var plain = func() (t [256]bool) {
 // returned as a slice of the input when it has no escapes, else unescaped
 // into *buf; with buf nil (Skip) it is only validated.
 func (s *Scanner) readString(buf *[]byte) []byte {
-	str, end, bad := scanString(s.data, s.pos, buf, s.mode)
+	d, start := s.data, s.pos+1
+	i := plainEnd(d, start)
+	if i < len(d) && d[i] == '"' { // the common case: nothing to decode
+		s.pos = i + 1
+		return d[start:i]
+	}
+	str, end, bad := scanString(d, start, i, buf, s.mode)
 	s.pos = end
-	if bad != 0 {
+	if bad != noFault {
 		s.failFor(faults[bad].why, faults[bad].what)
 		return nil
 	}
 	return str
+}
+
+// plainEnd is the end of the run of plain bytes from i.
+func plainEnd(d []byte, i int) int {
+	for i < len(d) && plain[d[i]] {
+		i++
+	}
+	return i
 }
 
 // fault is what is wrong with a string, an index in faults (0: nothing).
@@ -617,19 +631,11 @@ var faults = [...]struct {
 	loneSurrogate: {BadEscape, "lone surrogate escape in a string"},
 }
 
-// scanString reads the string whose opening quote is d[i]: its content
-// (a slice of d when it has no escapes, else unescaped into *buf; with buf
-// nil only validated) and the offset after its closing quote; or, at a
-// fault, the fault and its offset.
-func scanString(d []byte, i int, buf *[]byte, mode Mode) ([]byte, int, fault) {
-	i++
-	start := i
-	for i < len(d) && plain[d[i]] {
-		i++
-	}
-	if i < len(d) && d[i] == '"' { // the common case: nothing to decode
-		return d[start:i], i + 1, noFault
-	}
+// scanString reads the rest of the string whose content starts at
+// d[start] from d[i] on (what lies between is plain): its content
+// unescaped into *buf (with buf nil only validated) and the offset after
+// its closing quote; or, at a fault, the fault and its offset.
+func scanString(d []byte, start, i int, buf *[]byte, mode Mode) ([]byte, int, fault) {
 	var out []byte
 	if buf != nil {
 		out = append((*buf)[:0], d[start:i]...)
@@ -641,10 +647,7 @@ func scanString(d []byte, i int, buf *[]byte, mode Mode) ([]byte, int, fault) {
 		c := d[i]
 		switch {
 		case plain[c]:
-			j := i + 1
-			for j < len(d) && plain[d[j]] {
-				j++
-			}
+			j := plainEnd(d, i+1)
 			if buf != nil {
 				out = append(out, d[i:j]...)
 			}
