@@ -269,13 +269,18 @@ func (h *IcebergHandler) defaultCatalog(why string) (string, error) {
 // checkNames checks the names a request path addresses: see
 // checkIdentifier.
 func checkNames(rt icerest.Route) error {
-	names := append([]string{}, rt.Namespace...)
-	for _, n := range []string{rt.Table, rt.View, rt.PlanID} {
-		if n != "" {
-			names = append(names, n)
+	if err := checkIdentifier(rt.Namespace...); err != nil {
+		return err
+	}
+	for _, n := range [...]string{rt.Table, rt.View, rt.PlanID} {
+		if n == "" {
+			continue
+		}
+		if err := checkIdentifier(n); err != nil {
+			return err
 		}
 	}
-	return checkIdentifier(names...)
+	return nil
 }
 
 // checkIdentifier refuses, before any backend sees them, names no catalog
