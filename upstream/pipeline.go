@@ -60,12 +60,11 @@ type CallerBackend interface {
 // it only on LoadTable, updateTable and commitTransaction; it must answer
 // cheaply (nil, false) for every other table.
 type Refresher interface {
-	// Refresh is given the LoadTable answer the pipeline is about to
-	// serve, and what the pipeline read of it in its one pass (the table's
-	// properties: it need not parse the answer); changed reports that it
-	// committed to the table, and the load is then served again.
-	Refresh(ctx context.Context, catalog string, rt icerest.Route, answer []byte,
-		table *icerest.TableAnswer) (changed bool, err error)
+	// Refresh is given what the pipeline read, in its one pass, of the
+	// LoadTable answer it is about to serve (the table's properties and
+	// metadata location: the answer is not parsed again); changed reports
+	// that it committed to the table, and the load is then served again.
+	Refresh(ctx context.Context, catalog string, rt icerest.Route, table *icerest.TableAnswer) (changed bool, err error)
 	// CheckWrite refuses a write to a table the refresher owns: the
 	// route's table, or the tables q.Touched names.
 	CheckWrite(ctx context.Context, catalog string, q icerest.Request) error
@@ -188,7 +187,7 @@ func (p *Pipeline) serveRefreshed(w http.ResponseWriter, r *http.Request, q icer
 			rec.WriteTo(w)
 			return
 		}
-		changed, err := p.Refresher.Refresh(ctx, p.Catalog, q.Route, rec.Bytes(), rec.Table())
+		changed, err := p.Refresher.Refresh(ctx, p.Catalog, q.Route, rec.Table())
 		switch {
 		case err != nil:
 			icerest.WriteError(w, r, err)

@@ -23,12 +23,12 @@ type fakeRefresher struct {
 	stale     atomic.Bool
 	version   *atomic.Int64
 	principal string
-	answers   []string
+	locations []string // the metadata-location of each answer it was given
 }
 
-func (f *fakeRefresher) Refresh(ctx context.Context, _ string, _ icerest.Route, answer []byte, _ *icerest.TableAnswer) (bool, error) {
+func (f *fakeRefresher) Refresh(ctx context.Context, _ string, _ icerest.Route, table *icerest.TableAnswer) (bool, error) {
 	f.principal = caller.From(ctx).Principal
-	f.answers = append(f.answers, string(answer))
+	f.locations = append(f.locations, table.MetadataLocation)
 	if f.stale.CompareAndSwap(true, false) {
 		f.version.Add(1)
 		return true, nil
@@ -84,7 +84,7 @@ func TestPipelineRefresher(t *testing.T) {
 	rec = serve(http.MethodGet, load, `"v0"`, "")
 	require.Equal(t, http.StatusOK, rec.Code, "the client's copy is stale after the refresh")
 	assert.Contains(t, rec.Body.String(), `"m1"`)
-	assert.Contains(t, ref.answers[1], `"m0"`, "the refresher saw the answer before its refresh")
+	assert.Equal(t, "m0", ref.locations[1], "the refresher saw the answer before its refresh")
 
 	rec = serve(http.MethodGet, load, `"v1"`, "")
 	assert.Equal(t, http.StatusNotModified, rec.Code)

@@ -54,11 +54,11 @@ func logSynced(props map[string]string) bool {
 }
 
 // Refresh brings an EXTERNAL Delta table's Iceberg side up to its Delta
-// log before answer is served (upstream.Refresher). The table's
-// properties are what the pipeline read of the answer: it is not parsed
-// again. changed reports a commit: the pipeline then serves the load
+// log before its LoadTable answer is served (upstream.Refresher). The
+// table's properties are what the pipeline read of the answer: it is not
+// parsed again. changed reports a commit: the pipeline then serves the load
 // again.
-func (s *Service) Refresh(ctx context.Context, catalog string, rt icerest.Route, _ []byte, table *icerest.TableAnswer) (bool, error) {
+func (s *Service) Refresh(ctx context.Context, catalog string, rt icerest.Route, table *icerest.TableAnswer) (bool, error) {
 	if isOwn(ctx) || table == nil || !logSynced(table.Properties) {
 		return false, nil
 	}
