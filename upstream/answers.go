@@ -376,18 +376,6 @@ func objectOrNull(s *jsonscan.Scanner) bool {
 	return ok
 }
 
-// checkTableMetadata checks an answer's "metadata" is table metadata: a
-// backend answering {"metadata":{"garbage":true}} must not be served,
-// nor cached and served again as stale while it is down. It is the whole
-// pass, without the memo.
-func checkTableMetadata(body []byte) error {
-	_, v := scanTableAnswer(body)
-	if v.syntax != nil {
-		return v.syntax
-	}
-	return v.metadata
-}
-
 // nullListsAsEmpty rewrites the named top-level fields from null to []:
 // a backend that answers "updated": null means it updated nothing, and
 // clients that parse the spec's form fail on null.

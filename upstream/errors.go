@@ -299,9 +299,3 @@ func errorTypeFor(status int) string {
 	}
 	return "HTTP" + strconv.Itoa(status)
 }
-
-// looksValid checks a success body as checkSuccess does.
-func looksValid(body []byte, op string) bool {
-	ok, _ := scanTop(body, op, nil)
-	return ok
-}
