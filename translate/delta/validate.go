@@ -23,10 +23,7 @@ func decode(body []byte, v any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return badRequest("request body is required")
 	}
-	if err := strictjson.Check(body, strictjson.ShapeOf(v)); err != nil {
-		return badRequest("malformed request body: %v", err)
-	}
-	if err := json.Unmarshal(body, v); err != nil {
+	if err := strictjson.Unmarshal(body, v); err != nil {
 		return badRequest("malformed request body: %v", err)
 	}
 	return nil
