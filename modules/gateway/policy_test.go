@@ -106,14 +106,20 @@ func do(t *testing.T, method, url, token, body string, hdr map[string]string) (i
 	return resp.StatusCode, b
 }
 
-func errorType(b []byte) string {
-	var e struct {
-		Error struct {
-			Type string `json:"type"`
-		} `json:"error"`
+func errorType(b []byte) string { return readIcebergError(b).Type }
+
+// icebergError is the error object of an Iceberg error body.
+type icebergError struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
+}
+
+func readIcebergError(b []byte) icebergError {
+	var body struct {
+		Error icebergError `json:"error"`
 	}
-	_ = json.Unmarshal(b, &e)
-	return e.Error.Type
+	_ = json.Unmarshal(b, &body)
+	return body.Error
 }
 
 // Three principals, through lakegate-issued tokens (credential=id:secret,

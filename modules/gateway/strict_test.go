@@ -205,12 +205,4 @@ func TestAmbiguousSharingQuery(t *testing.T) {
 	}
 }
 
-func errorMessage(b []byte) string {
-	var e struct {
-		Error struct {
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	_ = json.Unmarshal(b, &e)
-	return e.Error.Message
-}
+func errorMessage(b []byte) string { return readIcebergError(b).Message }
