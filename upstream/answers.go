@@ -74,7 +74,7 @@ type tableVerdict struct {
 func (v tableVerdict) ok() bool { return v.syntax == nil && v.metadata == nil }
 
 // readTableAnswer checks a table answer and reads it, remembering the
-// verdict of a valid one. The TableAnswer is read however the verdict
+// verdict of a valid one without credentials. The TableAnswer is read however the verdict
 // goes, as far as the body is JSON: a backend lakegate does not check
 // (the embedded catalog) still has its answers' properties read.
 func readTableAnswer(body []byte) (*icerest.TableAnswer, tableVerdict) {
@@ -83,7 +83,9 @@ func readTableAnswer(body []byte) (*icerest.TableAnswer, tableVerdict) {
 		return a, tableVerdict{}
 	}
 	a, v := scanTableAnswer(body)
-	if v.ok() {
+	// Answers with credentials are not remembered: vended ones differ on
+	// every call, so they would only push out tables that do repeat.
+	if v.ok() && !a.Credentials() {
 		answerMemo.Add(key, a)
 	}
 	return a, v

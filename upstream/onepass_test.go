@@ -125,6 +125,11 @@ func TestTableAnswerMemo(t *testing.T) {
 	if _, v := readTableAnswer(bad); v.ok() {
 		t.Error("a refused answer was remembered as valid")
 	}
+	vended := []byte(`{"metadata":` + okMeta + `,"config":{"s3.secret-access-key":"k"}}`)
+	once, _ := readTableAnswer(vended)
+	if twice, _ := readTableAnswer(vended); twice == once {
+		t.Error("an answer with credentials was remembered")
+	}
 }
 
 // A remote's checked answer reaches a capture with its reading and its
