@@ -195,9 +195,13 @@ func (tc *TableCache) answer(w http.ResponseWriter, r *http.Request, e *cache.En
 	if etag == "" {
 		etag = gatewayETag(e.MetadataLocation, variant)
 	}
+	// The four header values share one backing array (one allocation, not
+	// four): each is its own full slice (cap 1), so a later Add elsewhere
+	// appends into a new array, never into a neighbour.
+	vals := make([]string, 4)
 	h := w.Header()
-	h.Set("ETag", etag)
-	h.Set(CacheHeader, how)
+	setHeader(h, "Etag", vals[0:1:1], etag) // canonical keys: no per-call canonicalization
+	setHeader(h, CacheHeader, vals[1:2:2], how)
 	tc.result(r, how)
 	if inm := r.Header.Get("If-None-Match"); inm != "" && icerest.ETagMatches(inm, etag) {
 		tc.Cache.CountNotModified()
@@ -205,10 +209,16 @@ func (tc *TableCache) answer(w http.ResponseWriter, r *http.Request, e *cache.En
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	h.Set("Content-Type", e.ContentType)
-	h.Set("Content-Length", strconv.Itoa(len(e.Body))) // one write, not chunks
+	setHeader(h, "Content-Type", vals[2:3:3], e.ContentType)
+	setHeader(h, "Content-Length", vals[3:4:4], strconv.Itoa(len(e.Body))) // one write, not chunks
 	w.WriteHeader(http.StatusOK)
 	writeBody(w, e.Body)
+}
+
+// setHeader sets canonical header key to v, in slot (a slice of len 1).
+func setHeader(h http.Header, key string, slot []string, v string) {
+	slot[0] = v
+	h[key] = slot
 }
 
 // gatewayETag is lakegate's own weak ETag for one representation of one
