@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"path"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -35,7 +36,7 @@ func (t tableIdentifier) validate() error {
 
 type commitRequest struct {
 	Identifier   *tableIdentifier   `json:"identifier,omitempty"`
-	Requirements table.Requirements `json:"requirements"`
+	Requirements specRequirements `json:"requirements"`
 	Updates      table.Updates      `json:"updates"`
 }
 
@@ -55,7 +56,7 @@ func (c *Catalog) updateTable(w http.ResponseWriter, r *http.Request, rt icerest
 		return badRequest("identifier in body (%s) does not match the path (%s)",
 			strings.Join(req.Identifier.ident(), "."), strings.Join(id, "."))
 	}
-	staged, err := c.commit(r.Context(), []tableChange{{id, req.Requirements, req.Updates}})
+	staged, err := c.commit(r.Context(), []tableChange{{id, table.Requirements(req.Requirements), req.Updates}})
 	if err != nil {
 		return err
 	}
@@ -95,7 +96,7 @@ func (c *Catalog) commitTransaction(w http.ResponseWriter, r *http.Request, _ ic
 		} else {
 			seen[k] = true
 		}
-		changes[i] = tableChange{id, tc.Requirements, tc.Updates}
+		changes[i] = tableChange{id, table.Requirements(tc.Requirements), tc.Updates}
 	}
 	if _, err := c.commit(r.Context(), changes); err != nil {
 		return err
@@ -260,6 +261,20 @@ func createMetadata(updates table.Updates) (table.Metadata, error) {
 		}
 		break
 	}
+	meta, err := buildMetadata(version, updates)
+	if err != nil {
+		// The order the client sent does not build: the same updates in
+		// the order each needs (createOrder). Its error is the client's if
+		// that fails too.
+		if reordered, err2 := buildMetadata(version, createOrder(updates)); err2 == nil {
+			return reordered, nil
+		}
+	}
+	return meta, err
+}
+
+// buildMetadata applies updates, in their order, to an empty metadata.
+func buildMetadata(version int, updates table.Updates) (table.Metadata, error) {
 	bldr, err := table.NewMetadataBuilder(version)
 	if err != nil {
 		return nil, err
@@ -270,6 +285,34 @@ func createMetadata(updates table.Updates) (table.Metadata, error) {
 		}
 	}
 	return bldr.Build()
+}
+
+// createRank orders a create's updates so each finds what it builds on:
+// the schema before the specs and sort orders bound to it, each added
+// thing before the update that makes it the default. The spec orders no
+// updates, and DuckDB sends add-spec and add-sort-order before
+// set-current-schema (as Polaris, Lakekeeper and R2 take it).
+var createRank = map[string]int{
+	"add-schema": 1, "set-current-schema": 2,
+	"add-spec": 3, "set-default-spec": 4,
+	"add-sort-order": 5, "set-default-sort-order": 6,
+}
+
+// createOrder is updates sorted by createRank, stably: updates of one kind,
+// and every other update (ranked after these), keep the client's order. It
+// is used only when the client's own order does not build, so a create
+// that builds as sent is never reinterpreted (a "-1", the last added,
+// could name another schema once reordered).
+func createOrder(updates table.Updates) table.Updates {
+	rank := func(u table.Update) int {
+		if r, ok := createRank[u.Action()]; ok {
+			return r
+		}
+		return len(createRank) + 1
+	}
+	out := slices.Clone(updates)
+	slices.SortStableFunc(out, func(a, b table.Update) int { return rank(a) - rank(b) })
+	return out
 }
 
 func (c *Catalog) requireNamespace(ctx context.Context, ns table.Identifier) error {

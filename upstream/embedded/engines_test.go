@@ -1,0 +1,90 @@
+package embedded_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lakegate/lakegate/upstream/embedded"
+)
+
+// Commit shapes of engines from the registries, as they send them (issue
+// 38): each is one the spec allows, and the embedded catalog must take it.
+func TestEngineCommitShapes(t *testing.T) {
+	cat, srv := serve(t, testConfig(t, embedded.SQLite))
+	c := rawClient{srv: srv, prefix: url.PathEscape(cat.Name())}
+	c.post(t, "/v1/{p}/namespaces", `{"namespace":["ns"]}`)
+
+	t.Run("duckdb create: specs and sort order before set-current-schema", func(t *testing.T) {
+		var staged struct {
+			Metadata struct {
+				Location string `json:"location"`
+			} `json:"metadata"`
+		}
+		b := c.post(t, "/v1/{p}/namespaces/ns/tables", `{"name":"duck","stage-create":true,"schema":`+badInputSchema+`}`)
+		require.NoError(t, json.Unmarshal(b, &staged))
+		updates := strings.Join([]string{
+			`{"action":"assign-uuid","uuid":"4e6b3c2a-1f0d-4c7e-9a8b-0d1e2f3a4b5c"}`,
+			`{"action":"upgrade-format-version","format-version":2}`,
+			`{"action":"add-schema","schema":` + badInputSchema + `,"last-column-id":1}`,
+			`{"action":"add-spec","spec":{"spec-id":0,"fields":[{"source-id":1,"field-id":1000,"name":"id_b","transform":"bucket[4]"}]}}`,
+			`{"action":"add-sort-order","sort-order":{"order-id":1,"fields":[{"source-id":1,"transform":"identity","direction":"asc","null-order":"nulls-first"}]}}`,
+			`{"action":"set-current-schema","schema-id":-1}`,
+			`{"action":"set-default-spec","spec-id":-1}`,
+			`{"action":"set-default-sort-order","sort-order-id":-1}`,
+			`{"action":"set-location","location":"` + staged.Metadata.Location + `"}`,
+		}, ",")
+		c.post(t, "/v1/{p}/namespaces/ns/tables/duck", commitBody("duck", `{"type":"assert-create"}`, updates))
+		rsp, b := c.do(t, http.MethodGet, "/v1/{p}/namespaces/ns/tables/duck", nil)
+		require.Equal(t, http.StatusOK, rsp.StatusCode, "%s", b)
+		var got struct {
+			Metadata struct {
+				TableUUID       string `json:"table-uuid"`
+				CurrentSchemaID int    `json:"current-schema-id"`
+				DefaultSpecID   int    `json:"default-spec-id"`
+				DefaultOrderID  int    `json:"default-sort-order-id"`
+				PartitionSpecs  []struct {
+					Fields []struct {
+						Transform string `json:"transform"`
+					} `json:"fields"`
+				} `json:"partition-specs"`
+			} `json:"metadata"`
+		}
+		require.NoError(t, json.Unmarshal(b, &got))
+		m := got.Metadata
+		require.Equal(t, "4e6b3c2a-1f0d-4c7e-9a8b-0d1e2f3a4b5c", m.TableUUID)
+		require.Equal(t, 1, m.DefaultOrderID, "the sort order is the default")
+		require.Len(t, m.PartitionSpecs, 1)
+		require.Equal(t, "bucket[4]", m.PartitionSpecs[0].Fields[0].Transform)
+	})
+
+	t.Run("clickhouse first snapshot: assert-ref-snapshot-id without snapshot-id", func(t *testing.T) {
+		c.post(t, "/v1/{p}/namespaces/ns/tables", createTableBody("click"))
+		loc := c.metadataLocation(t, "click")
+		base := loc[:strings.LastIndex(loc, "/")]
+		snap := `{"action":"add-snapshot","snapshot":{"snapshot-id":7001,"parent-snapshot-id":-1,"sequence-number":1,` +
+			`"timestamp-ms":`+strconv.FormatInt(time.Now().UnixMilli()+1000, 10)+`,"manifest-list":"` + base + `/snap-7001.avro","summary":{"operation":"append"},"schema-id":0}}`
+		ref := `{"action":"set-snapshot-ref","ref-name":"main","type":"branch","snapshot-id":7001}`
+		noID := `{"type":"assert-ref-snapshot-id","ref":"main"}`
+		c.post(t, "/v1/{p}/namespaces/ns/tables/click", commitBody("", noID, snap+","+ref))
+		require.NotEqual(t, loc, c.metadataLocation(t, "click"))
+
+		// Missing means "the ref must not exist": now that main exists,
+		// the same requirement fails as a conflict, as with null.
+		for _, req := range []string{noID, `{"type":"assert-ref-snapshot-id","ref":"main","snapshot-id":null}`} {
+			rsp, b := c.do(t, http.MethodPost, "/v1/{p}/namespaces/ns/tables/click",
+				strings.NewReader(commitBody("", req, setProps)))
+			require.Equal(t, http.StatusConflict, rsp.StatusCode, "%s", b)
+		}
+		// ...and a missing ref is still refused.
+		rsp, b := c.do(t, http.MethodPost, "/v1/{p}/namespaces/ns/tables/click",
+			strings.NewReader(commitBody("", `{"type":"assert-ref-snapshot-id","snapshot-id":1}`, setProps)))
+		require.Equal(t, http.StatusBadRequest, rsp.StatusCode, "%s", b)
+	})
+}
