@@ -35,9 +35,9 @@ func (t tableIdentifier) validate() error {
 }
 
 type commitRequest struct {
-	Identifier   *tableIdentifier   `json:"identifier,omitempty"`
+	Identifier   *tableIdentifier `json:"identifier,omitempty"`
 	Requirements specRequirements `json:"requirements"`
-	Updates      table.Updates      `json:"updates"`
+	Updates      table.Updates    `json:"updates"`
 }
 
 type commitResponse struct {

@@ -69,7 +69,7 @@ func TestEngineCommitShapes(t *testing.T) {
 		loc := c.metadataLocation(t, "click")
 		base := loc[:strings.LastIndex(loc, "/")]
 		snap := `{"action":"add-snapshot","snapshot":{"snapshot-id":7001,"parent-snapshot-id":-1,"sequence-number":1,` +
-			`"timestamp-ms":`+strconv.FormatInt(time.Now().UnixMilli()+1000, 10)+`,"manifest-list":"` + base + `/snap-7001.avro","summary":{"operation":"append"},"schema-id":0}}`
+			`"timestamp-ms":` + strconv.FormatInt(time.Now().UnixMilli()+1000, 10) + `,"manifest-list":"` + base + `/snap-7001.avro","summary":{"operation":"append"},"schema-id":0}}`
 		ref := `{"action":"set-snapshot-ref","ref-name":"main","type":"branch","snapshot-id":7001}`
 		noID := `{"type":"assert-ref-snapshot-id","ref":"main"}`
 		c.post(t, "/v1/{p}/namespaces/ns/tables/click", commitBody("", noID, snap+","+ref))
