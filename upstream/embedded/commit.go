@@ -219,7 +219,10 @@ func (c *Catalog) stage(ctx context.Context, ch tableChange) (stagedCommit, erro
 	if cur == nil {
 		meta, err = createMetadata(ch.updts)
 	} else {
-		meta, err = table.UpdateTableMetadata(base, ch.updts, s.oldLoc)
+		meta, err = updateMetadata(base, ch.updts, s.oldLoc)
+	}
+	if errors.Is(err, errValidation) {
+		return s, err
 	}
 	if err != nil {
 		return s, fmt.Errorf("%w: cannot apply updates: %v", errBadRequest, err)
@@ -230,6 +233,9 @@ func (c *Catalog) stage(ctx context.Context, ch tableChange) (stagedCommit, erro
 	}
 	if meta.Location() == "" {
 		return s, badRequest("the table has no location: a create commit must set one")
+	}
+	if err := checkNewShapes(current, meta); err != nil {
+		return s, err
 	}
 	if err := c.checkTableMetadata(meta); err != nil {
 		return s, err
@@ -279,8 +285,30 @@ func buildMetadata(version int, updates table.Updates) (table.Metadata, error) {
 	if err != nil {
 		return nil, err
 	}
+	return applyUpdates(bldr, updates)
+}
+
+// updateMetadata is iceberg-go's UpdateTableMetadata, with applyUpdates'
+// errors.
+func updateMetadata(base table.Metadata, updates table.Updates, loc string) (table.Metadata, error) {
+	bldr, err := table.MetadataBuilderFromBase(base, loc)
+	if err != nil {
+		return nil, err
+	}
+	return applyUpdates(bldr, updates)
+}
+
+// shapeActions add a schema, a partition spec or a sort order: the
+// builder refusing one is what Java calls a ValidationException.
+var shapeActions = map[string]bool{"add-schema": true, "add-spec": true, "add-sort-order": true}
+
+// applyUpdates applies updates in order and builds the metadata.
+func applyUpdates(bldr *table.MetadataBuilder, updates table.Updates) (table.Metadata, error) {
 	for _, u := range updates {
 		if err := u.Apply(bldr); err != nil {
+			if shapeActions[u.Action()] {
+				return nil, validationError("%s: %v", u.Action(), err)
+			}
 			return nil, err
 		}
 	}

@@ -23,6 +23,8 @@ func checkName(what, s string) error {
 		return badRequest("%s name %q %s", what, s, problem)
 	case strings.Contains(s, "/"):
 		return badRequest("%s name %q: the embedded catalog does not support \"/\" in names", what, s)
+	case len(s) > maxNameBytes:
+		return validationError("%s name is %d bytes long: at most %d", what, len(s), maxNameBytes)
 	}
 	return nil
 }

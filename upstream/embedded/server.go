@@ -130,6 +130,8 @@ func (c *Catalog) restError(err error, rt icerest.Route) error {
 		return icerest.Errorf(http.StatusConflict, icerest.NamespaceNotEmpty, "%s", msg)
 	case errors.Is(err, errRequirementFailed), errors.Is(err, table.ErrCommitFailed):
 		return icerest.Errorf(http.StatusConflict, icerest.CommitFailed, "%s", msg)
+	case errors.Is(err, errValidation):
+		return icerest.Errorf(http.StatusBadRequest, icerest.Validation, "%s", msg)
 	case errors.Is(err, errBadRequest), errors.Is(err, iceberg.ErrInvalidArgument),
 		errors.Is(err, catalog.ErrInvalidIdentifier):
 		return icerest.Errorf(http.StatusBadRequest, icerest.BadRequest, "%s", msg)

@@ -109,6 +109,9 @@ func (c *Catalog) createTable(w http.ResponseWriter, r *http.Request, rt icerest
 	if err := checkName("table", req.Name); err != nil {
 		return err
 	}
+	if err := checkCreateShape(req); err != nil {
+		return err
+	}
 	id := ident(rt.Namespace, req.Name)
 	if err := c.requireNamespace(r.Context(), rt.Namespace); err != nil {
 		return err
@@ -135,6 +138,20 @@ func (c *Catalog) createTable(w http.ResponseWriter, r *http.Request, rt icerest
 		return err
 	}
 	return c.writeTable(w, r, tbl.MetadataLocation(), tbl.Metadata())
+}
+
+// checkCreateShape checks a create's partition spec and write order
+// against its schema (the ids they name are the request schema's).
+func checkCreateShape(req createTableRequest) error {
+	if req.PartitionSpec != nil {
+		if err := checkSpec(req.Schema, &req.PartitionSpec.PartitionSpec); err != nil {
+			return err
+		}
+	}
+	if req.WriteOrder != nil {
+		return checkOrder(req.Schema, req.WriteOrder.SortOrder)
+	}
+	return nil
 }
 
 // stageCreate returns the metadata a create would produce without creating

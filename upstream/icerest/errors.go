@@ -32,6 +32,9 @@ const (
 	ServiceUnavailable    = "ServiceUnavailableException"
 	InternalServerError   = "InternalServerError"
 	RequestEntityTooLarge = "RequestEntityTooLargeException"
+	// Validation is Java's ValidationException (400): a request whose
+	// table shape is invalid (a partition field of a missing column).
+	Validation = "ValidationException"
 )
 
 // Error is an error in the Iceberg REST error model:
