@@ -71,4 +71,3 @@ func TestJavaValidation(t *testing.T) {
 	c.post(t, "/v1/{p}/namespaces/ns/tables", create("ok", `,"partition-spec":`+spec(3, "day")))
 	c.post(t, "/v1/{p}/namespaces/ns/tables/base", addSpec(3, "day"))
 }
-
