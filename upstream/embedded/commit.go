@@ -234,6 +234,9 @@ func (c *Catalog) stage(ctx context.Context, ch tableChange) (stagedCommit, erro
 	if meta.Location() == "" {
 		return s, badRequest("the table has no location: a create commit must set one")
 	}
+	if err := checkSchemed("table location", meta.Location()); err != nil {
+		return s, err
+	}
 	if err := checkNewShapes(current, meta); err != nil {
 		return s, err
 	}

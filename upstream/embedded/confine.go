@@ -3,6 +3,7 @@ package embedded
 import (
 	"context"
 	"net/http"
+	"strings"
 
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
@@ -39,6 +40,30 @@ func (c *Catalog) checkLocation(what, loc string) error {
 		return nil
 	}
 	return outsideLocation(what, loc)
+}
+
+// normalLocation is a client's location as a URI with a scheme, as the
+// catalog stores it: an absolute path is a file: location (ClickHouse
+// could not use a table whose location was stored as /tmp/...), and
+// Trino's local:// (its native local file system; its register_table
+// sends them) is file:. The confinement rule then decides on it.
+func normalLocation(loc string) string {
+	switch {
+	case strings.HasPrefix(loc, "/"):
+		return "file://" + loc
+	case strings.HasPrefix(loc, "local://"):
+		return "file://" + strings.TrimPrefix(loc, "local://")
+	}
+	return loc
+}
+
+// checkSchemed refuses a location a commit sets without a scheme: the
+// commit is applied as sent, so it is not rewritten.
+func checkSchemed(what, loc string) error {
+	if loc != normalLocation(loc) {
+		return badRequest("%s %q needs a scheme: %s", what, loc, normalLocation(loc))
+	}
+	return nil
 }
 
 func (c *Catalog) checkPathProperties(props map[string]string) error {

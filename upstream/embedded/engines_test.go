@@ -88,3 +88,43 @@ func TestEngineCommitShapes(t *testing.T) {
 		require.Equal(t, http.StatusBadRequest, rsp.StatusCode, "%s", b)
 	})
 }
+
+// Locations without a scheme are stored as file: URIs (ClickHouse cannot
+// use a table stored at /tmp/...), Trino's local:// is file:, and a commit
+// that sets a location without a scheme is refused, not rewritten.
+func TestLocationsGetASchemes(t *testing.T) {
+	cat, srv := serve(t, testConfig(t, embedded.SQLite))
+	c := rawClient{srv: srv, prefix: url.PathEscape(cat.Name())}
+	c.post(t, "/v1/{p}/namespaces", `{"namespace":["ns"]}`)
+	c.post(t, "/v1/{p}/namespaces/ns/tables", createTableBody("probe"))
+	probe := c.metadataLocation(t, "probe") // file:///<warehouse>/ns.db/probe/metadata/...
+	warehouse := strings.TrimPrefix(probe[:strings.Index(probe, "/ns.db/")], "file://")
+
+	location := func(table string) string {
+		rsp, b := c.do(t, http.MethodGet, "/v1/{p}/namespaces/ns/tables/"+table, nil)
+		require.Equal(t, http.StatusOK, rsp.StatusCode, "%s", b)
+		var m struct {
+			Metadata struct{ Location string } `json:"metadata"`
+		}
+		require.NoError(t, json.Unmarshal(b, &m))
+		return m.Metadata.Location
+	}
+	withLocation := func(name, loc string) string {
+		return `{"name":"` + name + `","location":"` + loc + `","schema":` + badInputSchema + `}`
+	}
+	c.post(t, "/v1/{p}/namespaces/ns/tables", withLocation("plain", warehouse+"/plain"))
+	require.Equal(t, "file://"+warehouse+"/plain", location("plain"))
+	c.post(t, "/v1/{p}/namespaces/ns/tables", withLocation("trino", "local://"+warehouse+"/trino"))
+	require.Equal(t, "file://"+warehouse+"/trino", location("trino"))
+	require.True(t, strings.HasPrefix(c.metadataLocation(t, "trino"), "file://"+warehouse+"/trino/metadata/"))
+
+	// register_table as Trino sends it: the metadata file as local://
+	c.post(t, "/v1/{p}/namespaces/ns/register",
+		`{"name":"again","metadata-location":"local://`+strings.TrimPrefix(probe, "file://")+`"}`)
+	require.Equal(t, probe, c.metadataLocation(t, "again"))
+
+	rsp, b := c.do(t, http.MethodPost, "/v1/{p}/namespaces/ns/tables/plain",
+		strings.NewReader(commitBody("", "", `{"action":"set-location","location":"`+warehouse+`/moved"}`)))
+	require.Equal(t, http.StatusBadRequest, rsp.StatusCode, "%s", b)
+	require.Contains(t, string(b), "needs a scheme")
+}

@@ -183,7 +183,7 @@ func (c *Catalog) stageCreate(w http.ResponseWriter, r *http.Request, id table.I
 // else the default one; either must be allowed, and so must the paths its
 // properties name.
 func (c *Catalog) newTableLocation(ctx context.Context, id table.Identifier, req createTableRequest) (string, error) {
-	loc := strings.TrimSuffix(req.Location, "/")
+	loc := normalLocation(strings.TrimSuffix(req.Location, "/"))
 	if loc == "" {
 		var err error
 		if loc, err = c.defaultLocation(ctx, id); err != nil {
@@ -262,6 +262,7 @@ func (c *Catalog) registerTable(w http.ResponseWriter, r *http.Request, rt icere
 	if err := checkName("table", req.Name); err != nil {
 		return err
 	}
+	req.MetadataLocation = normalLocation(req.MetadataLocation)
 	ctx := r.Context()
 	id := ident(rt.Namespace, req.Name)
 	if err := c.requireNamespace(ctx, rt.Namespace); err != nil {

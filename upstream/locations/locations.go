@@ -92,7 +92,8 @@ func under(root, p string) bool {
 }
 
 // schemeAliases are schemes that open the same store.
-var schemeAliases = map[string]string{"s3a": "s3", "s3n": "s3", "abfss": "abfs", "wasbs": "wasb"}
+var schemeAliases = map[string]string{"s3a": "s3", "s3n": "s3", "abfss": "abfs", "wasbs": "wasb",
+	"local": "file"} // Trino's native local file system
 
 func parse(loc string) (place, error) {
 	if err := plainText(loc); err != nil {

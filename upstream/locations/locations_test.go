@@ -25,6 +25,7 @@ func TestRuleAllows(t *testing.T) {
 		"file://localhost/data/wh/t",
 		"/data/wh/t",
 		"/srv/extra/t",
+		"local:///data/wh/t", // Trino's native local file system
 		"file:///data/wh/a%20b",
 		"s3://bucket/lake/ns/t",
 		"s3a://bucket/lake/ns/t",
@@ -45,6 +46,7 @@ func TestRuleAllows(t *testing.T) {
 		"file:///data/wh/%2e%2e/x", // climbs out once decoded
 		"file:///data/wh%2F..%2Fx",
 		"file://otherhost/data/wh/t",
+		"local://otherhost/data/wh/t",
 		"file:data/wh/t", // relative
 		"data/wh/t",
 		"./data/wh/t",
