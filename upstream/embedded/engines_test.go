@@ -128,3 +128,27 @@ func TestLocationsGetASchemes(t *testing.T) {
 	require.Equal(t, http.StatusBadRequest, rsp.StatusCode, "%s", b)
 	require.Contains(t, string(b), "needs a scheme")
 }
+
+// With namespace_separator ".", a namespace level holding "." could be
+// created and listed but never reached (every path splits it): refused.
+func TestNamespaceLevelWithTheSeparator(t *testing.T) {
+	cfg := testConfig(t, embedded.SQLite)
+	cfg.NamespaceSeparator = "."
+	cat, srv := serve(t, cfg)
+	c := rawClient{srv: srv, prefix: url.PathEscape(cat.Name())}
+	rsp, b := c.do(t, http.MethodPost, "/v1/{p}/namespaces", strings.NewReader(`{"namespace":["x.y"]}`))
+	require.Equal(t, http.StatusBadRequest, rsp.StatusCode, "%s", b)
+	require.Contains(t, string(b), "namespace separator")
+	c.post(t, "/v1/{p}/namespaces", `{"namespace":["x"]}`)
+	c.post(t, "/v1/{p}/namespaces", `{"namespace":["x","y"]}`)
+	rsp, b = c.do(t, http.MethodGet, "/v1/{p}/namespaces/x.y", nil)
+	require.Equal(t, http.StatusOK, rsp.StatusCode, "%s", b)
+	require.JSONEq(t, `["x","y"]`, string(mustField(t, b, "namespace")))
+}
+
+func mustField(t *testing.T, b []byte, name string) json.RawMessage {
+	t.Helper()
+	var m map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(b, &m))
+	return m[name]
+}

@@ -42,6 +42,21 @@ func checkNamespace(ns []string) error {
 	return nil
 }
 
+// checkSeparator refuses a namespace level that holds the catalog's
+// advertised separator: every path would split it into two levels, so a
+// namespace "x.y" under separator "." could be created and listed but
+// never reached. (%1F, the spec's own separator, is refused as a control
+// character by checkName.)
+func (c *Catalog) checkSeparator(ns []string) error {
+	for _, l := range ns {
+		if strings.Contains(l, c.sep) {
+			return badRequest("namespace level %q contains the catalog's namespace separator %q, "+
+				"so no path could address it", l, c.sep)
+		}
+	}
+	return nil
+}
+
 // checkIdent checks a table or view identifier.
 func checkIdent(what string, id table.Identifier) error {
 	if len(id) < 2 {

@@ -102,6 +102,9 @@ func (c *Catalog) createNamespace(w http.ResponseWriter, r *http.Request, _ icer
 	if err := checkNamespace(req.Namespace); err != nil {
 		return err
 	}
+	if err := c.checkSeparator(req.Namespace); err != nil {
+		return err
+	}
 	// A child needs its parent: the SQL catalog would store ["a","b"]
 	// alone, and listings would then show an "a" that cannot be loaded.
 	if len(req.Namespace) > 1 {
