@@ -22,6 +22,8 @@
 #   base+50  lakegate, interop/flink: root Caddyfile (admin base+120); base+51
 #            examples/remote (admin base+121); base+52 examples/nessie (admin
 #            base+122); base+53 its reference REST server (base+54 spare)
+#   base+60  lakegate, interop/delta-clients (admin base+123); base+61, base+62
+#            its two replicas on one PostgreSQL catalog (admin base+124, base+125)
 #   base+20  Nessie (HTTP); base+21 Nessie management
 #   base+30  the S3 object store Nessie writes to
 #   base+100.. admin endpoints of the gateways above (base+100+n for gateway n)

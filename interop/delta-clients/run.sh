@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Delta clients from PyPI through lakegate: delta-rs (uc://), DuckDB's
+# unity_catalog + delta extensions, Daft (Unity Catalog and Iceberg),
+# unitycatalog-client and delta-sharing reading tables delta-rs writes,
+# each compared row by row with the Delta log; then the freshness check
+# through two replicas on one PostgreSQL catalog. See README.md next to this.
+#
+#   interop/delta-clients/run.sh
+#
+# Starts, on loopback:
+#   base+60  lakegate on interop/delta-clients/Caddyfile (admin base+123)
+#   base+61, base+62  two lakegates on Caddyfile.replicas (admin base+124,
+#            base+125), one catalog `fresh` in the PostgreSQL of
+#            $LAKEGATE_TEST_POSTGRES (.ci/run exports it); without it the
+#            freshness tests skip and the report says so
+# Prints per client and then one line:
+#   delta-clients: N passed, N failed, N skipped
+# (skipped includes the strict xfails of expected-failures.txt). Exits
+# non-zero on any other failure or error.
+# Logs: $INTEROP_WORK/delta-clients*.log; pytest output and JUnit XML in
+# $INTEROP_WORK/delta-clients/.
+set -uo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/../lib.sh"
+trap interop_cleanup EXIT
+renice -n 10 $$ >/dev/null 2>&1 || true
+
+DC_WORK=$INTEROP_WORK/delta-clients
+PORT_DC=$(port 60)
+PORT_R1=$(port 61)
+PORT_R2=$(port 62)
+rm -rf "$DC_WORK"
+mkdir -p "$DC_WORK"
+unset DC_URI DC_WAREHOUSE DC_PROFILE DC_REPLICAS DC_REPLICA_WAREHOUSE DC_SHARE_TOKEN
+export INTEROP_WORK PYTHONDONTWRITEBYTECODE=1
+
+random_hex() { head -c "$1" /dev/urandom | od -An -tx1 | tr -d ' \n'; }
+
+started=$SECONDS
+rc=0
+echo "delta-clients: building lakegate and the virtualenv" >&2
+build_lakegate || exit 1
+PY=$(interop_venv delta-clients "$HERE/requirements.txt") || exit 1
+echo "delta-clients: ready after $((SECONDS - started))s" >&2
+
+for p in "$PORT_DC:lakegate" "$PORT_R1:replica 1" "$PORT_R2:replica 2"; do
+	if ! port_free "${p%%:*}" "${p#*:}"; then
+		report "delta-clients: did not run (port ${p%%:*} in use)"
+		exit 1
+	fi
+done
+
+# Fresh secrets per run: the recipient's token and the key that signs
+# Sharing's file URLs (the replicas share one, as replicas must).
+SHARE_TOKEN=$(random_hex 24)
+SHARING_KEY=$(head -c 32 /dev/urandom | base64)
+if ! start_lakegate delta-clients interop/delta-clients/Caddyfile "$PORT_DC" "$(port 123)" \
+	SHARE_TOKEN="$SHARE_TOKEN" LAKEGATE_SHARING_KEY="$SHARING_KEY"; then
+	report "delta-clients: did not run (lakegate did not start, see $INTEROP_WORK/delta-clients.log)"
+	exit 1
+fi
+profile() { # profile PORT FILE: the recipient's profile for the gateway on PORT
+	"$LAKEGATE_BIN" sharing-profile --endpoint "http://127.0.0.1:$1/delta-sharing" \
+		--token "$SHARE_TOKEN" --name pandas >"$2" 2>"$DC_WORK/profile.err" || { cat "$DC_WORK/profile.err" >&2; return 1; }
+}
+if ! profile "$PORT_DC" "$DC_WORK/clients.share"; then
+	report "delta-clients: did not run (sharing-profile failed)"
+	exit 1
+fi
+export DC_URI="http://127.0.0.1:$PORT_DC" DC_WAREHOUSE="$INTEROP_WORK/data-delta-clients/local/warehouse" \
+	DC_PROFILE="$DC_WORK/clients.share" DC_SHARE_TOKEN="$SHARE_TOKEN"
+
+# The replicas: one PostgreSQL catalog, one warehouse folder.
+xmls=("$DC_WORK/clients.xml")
+if [ -n "${LAKEGATE_TEST_POSTGRES:-}" ]; then
+	FRESH_WH=$DC_WORK/fresh-warehouse
+	mkdir -p "$FRESH_WH"
+	for n in 1 2; do
+		p=$(port $((60 + n)))
+		if ! start_lakegate "delta-clients-r$n" interop/delta-clients/Caddyfile.replicas "$p" "$(port $((123 + n)))" \
+			SHARE_TOKEN="$SHARE_TOKEN" LAKEGATE_SHARING_KEY="$SHARING_KEY" FRESH_WAREHOUSE="$FRESH_WH" \
+			LAKEGATE_CATALOG_DSN="$LAKEGATE_TEST_POSTGRES"; then
+			report "delta-clients: did not run (replica $n did not start, see $INTEROP_WORK/delta-clients-r$n.log)"
+			exit 1
+		fi
+	done
+	export DC_REPLICAS="http://127.0.0.1:$PORT_R1,http://127.0.0.1:$PORT_R2" DC_REPLICA_WAREHOUSE=$FRESH_WH
+	xmls+=("$DC_WORK/freshness.xml")
+else
+	echo "delta-clients: LAKEGATE_TEST_POSTGRES is not set: the freshness check through two replicas does not run (.ci/run sets it)" >&2
+fi
+echo "delta-clients: servers up after $((SECONDS - started))s" >&2
+
+run_pytest delta-clients/clients "$HERE" test_clients.py "$DC_WORK/clients.xml" "$DC_WORK/clients.out" "$PY" || rc=1
+if [ -n "${DC_REPLICAS:-}" ]; then
+	run_pytest delta-clients/freshness "$HERE" test_freshness.py "$DC_WORK/freshness.xml" "$DC_WORK/freshness.out" "$PY" || rc=1
+fi
+if ! "$PY" "$HERE/summarize.py" "${xmls[@]}" >"$DC_WORK/summary.txt"; then
+	rc=1
+fi
+echo "delta-clients: took $((SECONDS - started))s" >&2
+sed '$d' "$DC_WORK/summary.txt"
+line=$(tail -n 1 "$DC_WORK/summary.txt" 2>/dev/null || echo "delta-clients: did not run")
+[ -n "${DC_REPLICAS:-}" ] || line="$line (freshness not run: no LAKEGATE_TEST_POSTGRES)"
+report "$line"
+exit $rc
