@@ -22,6 +22,7 @@ type Resource struct {
 	Namespace []string `json:"namespace,omitempty"`
 	Table     string   `json:"table,omitempty"`
 	View      string   `json:"view,omitempty"`
+	Function  string   `json:"function,omitempty"` // loadFunction's
 	// Location is a storage path the operation is about, where it names
 	// one rather than a table (the Delta API's temporary path credentials).
 	Location string `json:"location,omitempty"`
@@ -124,6 +125,7 @@ var (
 	keyNamespace         = ast.StringTerm("namespace")
 	keyTable             = ast.StringTerm("table")
 	keyView              = ast.StringTerm("view")
+	keyFunction          = ast.StringTerm("function")
 	keyLocation          = ast.StringTerm("location")
 	keyShare             = ast.StringTerm("share")
 	keyShareSchema       = ast.StringTerm("share_schema")
@@ -190,6 +192,7 @@ func (b *termBuilder) resource(r *Resource) *ast.Term {
 	}
 	kv = b.optString(kv, keyTable, r.Table)
 	kv = b.optString(kv, keyView, r.View)
+	kv = b.optString(kv, keyFunction, r.Function)
 	kv = b.optString(kv, keyLocation, r.Location)
 	kv = b.optString(kv, keyShare, r.Share)
 	kv = b.optString(kv, keyShareSchema, r.ShareSchema)
@@ -260,7 +263,7 @@ func (in *Input) appendKey(b []byte) ([]byte, bool) {
 	b = appendString(b, in.API)
 	b = appendString(b, in.APIOperation)
 	r := &in.Resource
-	for _, s := range [...]string{r.Catalog, r.Backend, r.Table, r.View, r.Location, r.Share, r.ShareSchema, r.ShareTable} {
+	for _, s := range [...]string{r.Catalog, r.Backend, r.Table, r.View, r.Function, r.Location, r.Share, r.ShareSchema, r.ShareTable} {
 		b = appendString(b, s)
 	}
 	b = appendStrings(b, r.Namespace)
@@ -311,6 +314,7 @@ func (r Resource) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	}
 	addString(enc, "table", r.Table)
 	addString(enc, "view", r.View)
+	addString(enc, "function", r.Function)
 	addString(enc, "location", r.Location)
 	addString(enc, "share", r.Share)
 	addString(enc, "share_schema", r.ShareSchema)

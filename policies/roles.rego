@@ -27,13 +27,14 @@ read_ops := {
 	"listNamespaces", "loadNamespaceMetadata", "namespaceExists",
 	"listTables", "loadTable", "tableExists",
 	"listViews", "loadView", "viewExists",
+	"listFunctions", "loadFunction",
 	"planTableScan", "fetchPlanningResult", "fetchScanTasks", "cancelPlanning",
 	"reportMetrics",
 }
 
 write_ops := {
 	"createNamespace", "dropNamespace", "updateProperties",
-	"createTable", "registerTable", "updateTable", "dropTable", "renameTable",
+	"createTable", "registerTable", "updateTable", "dropTable", "renameTable", "unregisterTable",
 	"commitTransaction", "loadCredentials",
 }
 

@@ -205,6 +205,14 @@ test_admin_changes_views if {
 	}
 }
 
+test_functions_are_read_unregister_is_a_write if {
+	allows(["reader"], "listFunctions", ["sales"])
+	allows(["reader"], "loadFunction", ["sales"])
+	denies(["reader"], "unregisterTable", ["sales"])
+	allows(["writer:sales"], "unregisterTable", ["sales"])
+	denies(["writer:sales"], "unregisterTable", ["finance"])
+}
+
 test_writer_renames_and_commits_globally if {
 	allows(["writer"], "renameTable", ["sales"])
 	allows(["writer"], "commitTransaction", [])

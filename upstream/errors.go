@@ -186,6 +186,7 @@ var requiredFields = map[string][]requiredField{
 	icerest.OpReplaceView:           {{"metadata-location", '"'}, {"metadata", '{'}},
 	icerest.OpLoadView:              {{"metadata-location", '"'}, {"metadata", '{'}},
 	icerest.OpRegisterView:          {{"metadata-location", '"'}, {"metadata", '{'}},
+	icerest.OpUnregisterTable:       {{"metadata-location", '"'}, {"metadata", '{'}},
 	icerest.OpLoadCredentials:       {{"storage-credentials", '['}},
 	icerest.OpPlanTableScan:         {{"status", '"'}},
 	icerest.OpFetchPlanningResult:   {{"status", '"'}},

@@ -289,7 +289,7 @@ func (tc *TableCache) tagTable(rec *Captured, r *http.Request, principal string)
 var invalidating = map[string]bool{
 	icerest.OpUpdateTable: true, icerest.OpDropTable: true, icerest.OpCreateTable: true,
 	icerest.OpRegisterTable: true, icerest.OpDropNamespace: true, icerest.OpRenameTable: true,
-	icerest.OpCommitTransaction: true,
+	icerest.OpCommitTransaction: true, icerest.OpUnregisterTable: true,
 }
 
 // affected lists the cache keys (tables, or namespace prefixes) a write
@@ -298,7 +298,7 @@ var invalidating = map[string]bool{
 func (tc *TableCache) affected(q icerest.Request) []string {
 	rt := q.Route
 	switch rt.Operation {
-	case icerest.OpUpdateTable, icerest.OpDropTable:
+	case icerest.OpUpdateTable, icerest.OpDropTable, icerest.OpUnregisterTable:
 		return []string{cache.TableKey(tc.Catalog, rt.Namespace, rt.Table)}
 	case icerest.OpCreateTable, icerest.OpRegisterTable, icerest.OpDropNamespace:
 		return []string{cache.NamespacePrefix(tc.Catalog, rt.Namespace)}

@@ -239,7 +239,7 @@ func resources(rt icerest.Route, touched icerest.Touched) ([]policies.Resource, 
 		return []policies.Resource{{Namespace: rt.Namespace}}, checkIdentifier(touched.Name)
 	case icerest.OpRenameTable, icerest.OpRenameView, icerest.OpCommitTransaction:
 	default:
-		return []policies.Resource{{Namespace: rt.Namespace, Table: rt.Table, View: rt.View}}, nil
+		return []policies.Resource{{Namespace: rt.Namespace, Table: rt.Table, View: rt.View, Function: rt.Function}}, nil
 	}
 	out := make([]policies.Resource, 0, len(touched.Identifiers))
 	for _, id := range touched.Identifiers {

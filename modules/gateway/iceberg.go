@@ -272,7 +272,7 @@ func checkNames(rt icerest.Route) error {
 	if err := checkIdentifier(rt.Namespace...); err != nil {
 		return err
 	}
-	for _, n := range [...]string{rt.Table, rt.View, rt.PlanID} {
+	for _, n := range [...]string{rt.Table, rt.View, rt.Function, rt.PlanID} {
 		if n == "" {
 			continue
 		}

@@ -55,6 +55,9 @@ func (c *Catalog) handlers() map[string]handlerFunc {
 		icerest.OpViewExists:            c.viewExists,
 		icerest.OpRenameView:            c.renameView,
 		icerest.OpRegisterView:          c.registerView,
+		icerest.OpUnregisterTable:       c.unregisterTable,
+		icerest.OpListFunctions:         c.listFunctions,
+		icerest.OpLoadFunction:          c.loadFunction,
 	}
 }
 

@@ -19,6 +19,7 @@ const (
 	NoSuchNamespace       = "NoSuchNamespaceException"
 	NoSuchTable           = "NoSuchTableException"
 	NoSuchView            = "NoSuchViewException"
+	NoSuchFunction        = "NoSuchFunctionException"
 	NoSuchPlanID          = "NoSuchPlanIdException"
 	NoSuchPlanTask        = "NoSuchPlanTaskException"
 	NoSuchWarehouse       = "NoSuchWarehouseException"

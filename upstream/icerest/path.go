@@ -51,6 +51,8 @@ func (rt Route) Path(prefix, sepEscaped string) string {
 			b.WriteString(url.PathEscape(rt.Table))
 		case "view":
 			b.WriteString(url.PathEscape(rt.View))
+		case "function":
+			b.WriteString(url.PathEscape(rt.Function))
 		case "plan-id":
 			b.WriteString(url.PathEscape(rt.PlanID))
 		default:
@@ -95,7 +97,7 @@ func IsMutation(op string) bool {
 	switch op {
 	case OpCreateNamespace, OpDropNamespace, OpUpdateProperties, OpCreateTable, OpRegisterTable,
 		OpUpdateTable, OpDropTable, OpRenameTable, OpCommitTransaction, OpCreateView,
-		OpReplaceView, OpDropView, OpRenameView, OpRegisterView:
+		OpReplaceView, OpDropView, OpRenameView, OpRegisterView, OpUnregisterTable:
 		return true
 	}
 	return false

@@ -42,6 +42,9 @@ const (
 	OpViewExists            = "viewExists"
 	OpRenameView            = "renameView"
 	OpRegisterView          = "registerView"
+	OpUnregisterTable       = "unregisterTable"
+	OpListFunctions         = "listFunctions"
+	OpLoadFunction          = "loadFunction"
 )
 
 // Route is a parsed Iceberg REST request path: the operation and the
@@ -55,6 +58,7 @@ type Route struct {
 	Namespace []string
 	Table     string // table name for table operations
 	View      string // view name for view operations
+	Function  string // function name for loadFunction
 	PlanID    string
 }
 
@@ -161,8 +165,25 @@ func (rt *Route) parseNamespaces(method string, segs []string, sep string) error
 		return rt.parseTables(method, segs, rest)
 	case "views":
 		return rt.parseViews(method, segs, rest)
+	case "functions":
+		return rt.parseFunctions(method, segs, rest)
 	}
 	return noEndpoint(segs)
+}
+
+func (rt *Route) parseFunctions(method string, segs, rest []string) error {
+	if len(rest) == 1 {
+		return rt.op(method, segs, map[string]string{http.MethodGet: OpListFunctions})
+	}
+	if len(rest) != 2 {
+		return noEndpoint(segs)
+	}
+	name, err := decodeName(rest[1], "function")
+	if err != nil {
+		return err
+	}
+	rt.Function = name
+	return rt.op(method, segs, map[string]string{http.MethodGet: OpLoadFunction})
 }
 
 // leaf accepts rest only when it is exactly one segment long.
@@ -193,6 +214,8 @@ func (rt *Route) parseTables(method string, segs, rest []string) error {
 		return rt.leaf(method, segs, rest, map[string]string{http.MethodGet: OpLoadCredentials})
 	case "metrics":
 		return rt.leaf(method, segs, rest, map[string]string{http.MethodPost: OpReportMetrics})
+	case "unregister":
+		return rt.leaf(method, segs, rest, map[string]string{http.MethodPost: OpUnregisterTable})
 	case "tasks":
 		return rt.leaf(method, segs, rest, map[string]string{http.MethodPost: OpFetchScanTasks})
 	case "plan":
@@ -327,6 +350,9 @@ var Endpoints = map[string]string{
 	OpFetchScanTasks:        "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/tasks",
 	OpRenameTable:           "POST /v1/{prefix}/tables/rename",
 	OpCommitTransaction:     "POST /v1/{prefix}/transactions/commit",
+	OpUnregisterTable:       "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/unregister",
+	OpListFunctions:         "GET /v1/{prefix}/namespaces/{namespace}/functions",
+	OpLoadFunction:          "GET /v1/{prefix}/namespaces/{namespace}/functions/{function}",
 	OpListViews:             "GET /v1/{prefix}/namespaces/{namespace}/views",
 	OpCreateView:            "POST /v1/{prefix}/namespaces/{namespace}/views",
 	OpLoadView:              "GET /v1/{prefix}/namespaces/{namespace}/views/{view}",

@@ -19,14 +19,14 @@ func fillEndpoint(tmpl, prefix, ns, tbl, view, plan string) (method, path string
 		path = strings.Replace(path, "/{prefix}", "", 1)
 	}
 	path = strings.NewReplacer("{prefix}", prefix, "{namespace}", ns, "{table}", tbl,
-		"{view}", view, "{plan-id}", plan).Replace(path)
+		"{view}", view, "{plan-id}", plan, "{function}", "f%2F1").Replace(path)
 	return method, path
 }
 
 // TestParseRouteEveryEndpoint parses every advertised endpoint in both the
 // prefixed and the prefix-less form and checks the whole Route.
 func TestParseRouteEveryEndpoint(t *testing.T) {
-	if len(Endpoints) != 29 {
+	if len(Endpoints) != 32 {
 		t.Fatalf("Endpoints has %d entries; update this test", len(Endpoints))
 	}
 	for op, tmpl := range Endpoints {
@@ -51,6 +51,9 @@ func TestParseRouteEveryEndpoint(t *testing.T) {
 			}
 			if strings.Contains(tmpl, "{plan-id}") {
 				want.PlanID = "plan/x"
+			}
+			if strings.Contains(tmpl, "{function}") {
+				want.Function = "f/1"
 			}
 			t.Run(method+" "+path, func(t *testing.T) {
 				got, err := ParseRoute(method, path, "")
@@ -183,7 +186,7 @@ func TestParseRouteErrors(t *testing.T) {
 		{"prefix alone with slash", "GET", "/v1/cat/", "", notFound, NotFound},
 		{"unknown endpoint under prefix", "GET", "/v1/cat/functions", "", notFound, NotFound},
 		{"prefix then a prefix", "GET", "/v1/cat/cat/namespaces", "", notFound, NotFound},
-		{"unknown namespace sub-resource", "GET", "/v1/namespaces/ns/functions", "", notFound, NotFound},
+		{"unknown namespace sub-resource", "GET", "/v1/namespaces/ns/procedures", "", notFound, NotFound},
 		{"unknown table sub-resource", "GET", "/v1/namespaces/ns/tables/t/snapshots", "", notFound, NotFound},
 		{"config with prefix", "GET", "/v1/cat/config", "", notFound, NotFound},
 		{"oauth with prefix", "POST", "/v1/cat/oauth/tokens", "", notFound, NotFound},

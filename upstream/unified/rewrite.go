@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 
 	"github.com/lakegate/lakegate/upstream/icerest"
 )
@@ -112,6 +113,8 @@ func (b *Backend) answer(ctx context.Context, rt icerest.Route, t target, body [
 		fields = func(d doc) error {
 			return d.each("identifiers", func(id doc) error { return b.namespaceToVirtual(id, "namespace", t) })
 		}
+	case icerest.OpListFunctions:
+		fields = func(d doc) error { return b.functionsToVirtual(d, t) }
 	case icerest.OpLoadNamespaceMetadata, icerest.OpCreateNamespace:
 		fields = func(d doc) error { return b.namespaceToVirtual(d, "namespace", t) }
 	case icerest.OpLoadTable, icerest.OpCreateTable, icerest.OpRegisterTable:
@@ -150,6 +153,25 @@ func (b *Backend) namespaceToVirtual(d doc, name string, t target) error {
 		return d.set(name, v)
 	}
 	return nil
+}
+
+// functionsToVirtual rewrites listFunctions' identifiers (each the
+// namespace's levels, then the function's name) to the unified catalog's
+// namespace.
+func (b *Backend) functionsToVirtual(d doc, t target) error {
+	var ids [][]string
+	if json.Unmarshal(d["identifiers"], &ids) != nil {
+		return nil
+	}
+	for i, id := range ids {
+		if len(id) < 2 {
+			continue
+		}
+		if v, ok := b.router.toVirtual(t.m.member, id[:len(id)-1]); ok {
+			ids[i] = append(slices.Clone(v), id[len(id)-1])
+		}
+	}
+	return d.set("identifiers", ids)
 }
 
 // memberSettings are the settings of member mem's /v1/config that a
