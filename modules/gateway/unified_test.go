@@ -287,3 +287,43 @@ func TestUnifiedIdempotencyIsTheMembers(t *testing.T) {
 	resp.Body.Close()
 	assert.Contains(t, string(body), `"idempotency-key-lifetime":"PT20M"`)
 }
+
+// Nested routes behave as one tree (issue 38): with `sales` on the
+// default member and `sales.us` routed to another, `sales.us` can be
+// created (its member gets the `sales` it needs to hold it), and `sales`
+// cannot be dropped while `sales.us` lives on in the other member.
+func TestUnifiedNestedRoutesAreOneTree(t *testing.T) {
+	ctx := context.Background()
+	main, us := uniqueName("main"), uniqueName("us")
+	base := gateway(t, map[string]any{"catalogs": []any{
+		embeddedCatalog(t, main), embeddedCatalog(t, us),
+		map[string]any{"name": "all", "unified": map[string]any{
+			"routes":  []any{map[string]any{"namespace": []string{"sales", "us"}, "catalog": us}},
+			"default": main,
+		}},
+	}})
+	all := gatewayClient(t, base, "all")
+	require.NoError(t, all.CreateNamespace(ctx, table.Identifier{"sales"}, nil))
+	require.NoError(t, all.CreateNamespace(ctx, table.Identifier{"sales", "us"}, nil))
+	_, err := all.CreateTable(ctx, table.Identifier{"sales", "us", "orders"}, embeddedtest.EventSchema)
+	require.NoError(t, err)
+	ok, err := gatewayClient(t, base, us).CheckTableExists(ctx, table.Identifier{"sales", "us", "orders"})
+	require.NoError(t, err)
+	require.True(t, ok, "the table lives in the routed member")
+	children, err := all.ListNamespaces(ctx, table.Identifier{"sales"})
+	require.NoError(t, err)
+	require.Equal(t, []table.Identifier{{"sales", "us"}}, children)
+	top, err := all.ListNamespaces(ctx, nil)
+	require.NoError(t, err)
+	require.Equal(t, []table.Identifier{{"sales"}}, top, "the member's own `sales` is not shown twice")
+
+	err = all.DropNamespace(ctx, table.Identifier{"sales"})
+	require.ErrorIs(t, err, catalog.ErrNamespaceNotEmpty)
+	ok, err = all.CheckNamespaceExists(ctx, table.Identifier{"sales"})
+	require.NoError(t, err)
+	require.True(t, ok, "nothing was dropped")
+
+	require.NoError(t, all.DropTable(ctx, table.Identifier{"sales", "us", "orders"}))
+	require.NoError(t, all.DropNamespace(ctx, table.Identifier{"sales", "us"}))
+	require.NoError(t, all.DropNamespace(ctx, table.Identifier{"sales"}))
+}

@@ -140,6 +140,8 @@ func (b *Backend) Serve(w http.ResponseWriter, r *http.Request, q icerest.Reques
 		err = b.listNamespaces(w, r, q)
 	case icerest.OpCreateNamespace:
 		err = b.createNamespace(w, r, q)
+	case icerest.OpDropNamespace:
+		err = b.dropNamespace(w, r, q)
 	case icerest.OpRenameTable, icerest.OpRenameView, icerest.OpCommitTransaction:
 		err = b.acrossTables(w, r, q)
 	default:
@@ -239,7 +241,56 @@ func (b *Backend) createNamespace(w http.ResponseWriter, r *http.Request, q icer
 	if err != nil {
 		return err
 	}
+	if err := b.memberAncestors(r, t); err != nil {
+		return err
+	}
 	return b.reply(w, r, rt, t, b.call(r, t.mem, memberRoute(rt, t), body, nil))
+}
+
+// memberAncestors creates, in t's member, the ancestors of t's namespace
+// that the member needs to hold it but that are another member's in the
+// unified catalog: with `sales` on the default member and `sales.us`
+// routed to another, creating `sales.us` needs a `sales` in that other
+// member too, which no unified name reaches. Ancestors the unified
+// catalog shows in this member are the client's to create, as anywhere.
+func (b *Backend) memberAncestors(r *http.Request, t target) error {
+	for n := 1; n < len(t.m.as) && n < len(t.ns); n++ {
+		anc := target{v: t.v, m: t.m, ns: t.ns[:n], mem: t.mem}
+		if exists, ok := b.exists(r, anc); !ok || exists {
+			continue // unknown: the create below reports the member's answer
+		}
+		body, _ := encode(map[string]any{"namespace": anc.ns})
+		rt := icerest.Route{Operation: icerest.OpCreateNamespace, Prefix: t.m.member, HasPrefix: true}
+		rec := b.call(r, t.mem, rt, body, new(string))
+		if rec.Status != http.StatusOK && rec.Status != http.StatusConflict { // 409: created meanwhile
+			return icerest.Errorf(http.StatusBadGateway, icerest.InternalServerError,
+				"creating %s in member %q to hold %s: status %d", dotted(anc.ns), t.m.member, dotted(t.v), rec.Status)
+		}
+	}
+	return nil
+}
+
+// dropNamespace refuses to drop a namespace while a namespace below it
+// exists in another member (a rule below it): the unified catalog shows
+// those as its children, and dropping the parent would leave them behind.
+func (b *Backend) dropNamespace(w http.ResponseWriter, r *http.Request, q icerest.Request) error {
+	v := q.Route.Namespace
+	for _, m := range b.router.mappings {
+		if len(m.virtual) <= len(v) || !hasPrefix(m.virtual, v) {
+			continue
+		}
+		below := target{v: m.virtual, m: m, ns: m.as, mem: b.members[m.member]}
+		exists, ok := b.exists(r, below)
+		if !ok { // fail closed: nothing is dropped while that is unknown
+			return icerest.Errorf(http.StatusServiceUnavailable, icerest.ServiceUnavailable,
+				"cannot drop %s: whether %s exists in member catalog %q could not be checked", dotted(v), dotted(m.virtual), m.member)
+		}
+		if exists {
+			return icerest.Errorf(http.StatusConflict, icerest.NamespaceNotEmpty,
+				"Namespace %s is not empty: %s (in member catalog %q) is below it", dotted(v), dotted(m.virtual), m.member)
+		}
+	}
+	return b.inNamespace(w, r, q)
 }
 
 // acrossTables serves renames and multi-table commits: every table they
