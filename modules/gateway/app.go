@@ -36,6 +36,14 @@ type App struct {
 	// prefix-less /v1/namespaces/... path form (default: none; such
 	// requests are then a 400).
 	DefaultCatalog string `json:"default_catalog,omitempty"`
+	// PrefixlessPaths is the catalog the prefix-less /v1/namespaces/...
+	// form reaches, or "off" to refuse that form with a 400. A client
+	// given a prefix by /v1/config that still sends a path without it
+	// (ClickHouse does, for DROP TABLE) would otherwise reach the default
+	// catalog, where a table of the same name is not the one it meant: on
+	// a gateway with several catalogs, "off" (or the one catalog such
+	// clients use) is the safe setting. Default: default_catalog.
+	PrefixlessPaths string `json:"prefixless_paths,omitempty"`
 	// Redis is the URL of the Redis that replicas share state through
 	// (Idempotency-Key replay, the LoadTable cache's L2 and invalidation
 	// bus, Delta staging): redis:// or rediss:// for a standalone Redis,
@@ -332,6 +340,12 @@ func (a *App) Validate() error {
 	}
 	if a.DefaultCatalog != "" && !seen[a.DefaultCatalog] {
 		return fmt.Errorf("default_catalog %q is not a configured catalog", a.DefaultCatalog)
+	}
+	switch p := a.PrefixlessPaths; {
+	case p == prefixlessOff && seen[p]:
+		return fmt.Errorf("prefixless_paths off is ambiguous: a catalog is named %q", p)
+	case p != "" && p != prefixlessOff && !seen[p]:
+		return fmt.Errorf("prefixless_paths %q is neither off nor a configured catalog", p)
 	}
 	// (The policy's reload_interval is left out: negative turns reloading off.)
 	if a.Policy != nil && a.Policy.Timeout < 0 {

@@ -76,11 +76,12 @@ var _ caddyfile.Unmarshaler = (*App)(nil)
 // grammar is the `lakegate` option's block.
 func (a *App) grammar() block {
 	return block{
-		"default_catalog": named(&a.DefaultCatalog, "the name of one of the catalogs"),
-		"redis":           redisURL(&a.Redis),
-		"replay_redis":    redisURL(&a.ReplayRedis),
-		"cache":           fresh(&a.CacheLimits, "cache", cacheLimitsGrammar),
-		"identity":        fresh(&a.Identity, "identity", identityGrammar),
+		"default_catalog":  named(&a.DefaultCatalog, "the name of one of the catalogs"),
+		"prefixless_paths": named(&a.PrefixlessPaths, "off, or the name of one of the catalogs"),
+		"redis":            redisURL(&a.Redis),
+		"replay_redis":     redisURL(&a.ReplayRedis),
+		"cache":            fresh(&a.CacheLimits, "cache", cacheLimitsGrammar),
+		"identity":         fresh(&a.Identity, "identity", identityGrammar),
 		"policy": func(d *caddyfile.Dispenser) error {
 			dir := caddyfileDir(d)
 			pc, err := parsePolicy(d)

@@ -625,3 +625,64 @@ func TestCaddyfileUnknownOptionNamesItsBlock(t *testing.T) {
 		}
 	}
 }
+
+// prefixless_paths (issue 38): ClickHouse sends DROP TABLE without the
+// prefix /v1/config gave it, which reached the default catalog and
+// dropped a same-named table there. "off" refuses the form, a catalog
+// name confines it to that catalog; the default stays default_catalog.
+func TestPrefixlessPaths(t *testing.T) {
+	dir := t.TempDir()
+	serve := func(option string) string {
+		addr := freeAddr(t)
+		cfg := fmt.Sprintf(`{
+	admin off
+	lakegate {
+		default_catalog one
+		%[3]s
+		catalog one {
+			embedded {
+				dsn %[1]s/one.db
+				warehouse %[1]s/wh1
+			}
+		}
+		catalog two {
+			embedded {
+				dsn %[1]s/two.db
+				warehouse %[1]s/wh2
+			}
+		}
+	}
+}
+http://%[2]s {
+	lakegate_iceberg
+}`, dir, addr, option)
+		startCaddy(t, adapt(t, []byte(cfg)))
+		return "http://" + addr
+	}
+	for _, tc := range []struct {
+		option string
+		status int
+		holds  string // the catalog /v1/namespaces lists
+	}{{"", http.StatusOK, "one"}, {"prefixless_paths two", http.StatusOK, "two"}, {"prefixless_paths off", http.StatusBadRequest, ""}} {
+		t.Run(tc.option, func(t *testing.T) {
+			base := serve(tc.option)
+			for _, cat := range []string{"one", "two"} {
+				status, b, _ := post(t, base+"/v1/"+cat+"/namespaces", "",
+					`{"namespace":["only_`+cat+`_`+strings.ReplaceAll(tc.option, " ", "_")+`"]}`)
+				require.Equal(t, http.StatusOK, status, b)
+			}
+			status, body := get(t, base+"/v1/namespaces")
+			require.Equal(t, tc.status, status, "%v", body)
+			if tc.holds != "" {
+				require.Contains(t, fmt.Sprint(body["namespaces"]), "only_"+tc.holds)
+			} else {
+				require.Contains(t, body["error"].(map[string]any)["message"], "prefixless_paths off")
+			}
+			// the prefixed form and /v1/config are untouched
+			status, _ = get(t, base+"/v1/two/namespaces")
+			require.Equal(t, http.StatusOK, status)
+			status, _ = get(t, base+"/v1/config")
+			require.Equal(t, http.StatusOK, status)
+		})
+	}
+}

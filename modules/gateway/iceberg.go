@@ -250,13 +250,31 @@ func (h *IcebergHandler) catalogName(r *http.Request, path string) (string, erro
 	}
 	first, _, _ := strings.Cut(strings.TrimPrefix(path, "/v1/"), "/")
 	if icerest.IsReservedPrefix(first) {
-		return h.defaultCatalog("prefix-less paths need a default catalog; use /v1/{prefix}/...")
+		return h.prefixlessCatalog()
 	}
 	name, err := url.PathUnescape(first)
 	if err != nil {
 		return "", icerest.Errorf(http.StatusBadRequest, icerest.BadRequest, "malformed prefix %q", first)
 	}
 	return name, nil
+}
+
+// prefixlessOff is prefixless_paths' value that refuses the form.
+const prefixlessOff = "off"
+
+// prefixlessCatalog is the catalog the prefix-less path form reaches:
+// prefixless_paths, else the default catalog.
+func (h *IcebergHandler) prefixlessCatalog() (string, error) {
+	switch p := h.app.PrefixlessPaths; p {
+	case "":
+		return h.defaultCatalog("prefix-less paths need a default catalog; use /v1/{prefix}/...")
+	case prefixlessOff:
+		return "", icerest.Errorf(http.StatusBadRequest, icerest.BadRequest,
+			"this gateway serves several catalogs and refuses paths without a prefix (prefixless_paths off): "+
+				"use /v1/{prefix}/..., with the prefix /v1/config gave")
+	default:
+		return p, nil
+	}
 }
 
 func (h *IcebergHandler) defaultCatalog(why string) (string, error) {

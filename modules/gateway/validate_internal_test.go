@@ -105,3 +105,25 @@ func TestValidateUnifiedCatalogs(t *testing.T) {
 	fine := u(CatalogConfig{})
 	assert.NoError(t, fine.Validate())
 }
+
+// prefixless_paths is off or a configured catalog, and never ambiguous.
+func TestValidatePrefixlessPaths(t *testing.T) {
+	app := func(prefixless string, names ...string) App {
+		a := App{PrefixlessPaths: prefixless}
+		for _, n := range names {
+			a.Catalogs = append(a.Catalogs, CatalogConfig{Name: n, Embedded: &embedded.Config{}})
+		}
+		return a
+	}
+	for _, ok := range []App{app("", "a"), app("off", "a", "b"), app("b", "a", "b")} {
+		assert.NoError(t, ok.Validate())
+	}
+	for want, bad := range map[string]App{
+		`prefixless_paths "c" is neither off nor a configured catalog`: app("c", "a", "b"),
+		`prefixless_paths off is ambiguous: a catalog is named "off"`:  app("off", "a", "off"),
+	} {
+		err := bad.Validate()
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), want)
+	}
+}
