@@ -49,9 +49,16 @@ func stripCredentials(body []byte) []byte {
 }
 
 // credentialMarkers are substrings without which a body can hold neither
-// storage-credentials nor a secret config key (see icerest.IsSecretConfigKey).
-var credentialMarkers = [][]byte{[]byte("storage-credentials"), []byte("secret"), []byte("token"),
-	[]byte("password"), []byte("sas"), []byte("credential"), []byte("access-key-id"), []byte("session")}
+// storage-credentials nor a secret config key (icerest.SecretKeyParts),
+// nor a key spelled with JSON escapes (`\u0073ecret` is "secret" once
+// decoded, which a byte search would miss).
+var credentialMarkers = func() [][]byte {
+	out := [][]byte{[]byte("storage-credentials"), []byte(`\u`)}
+	for _, p := range icerest.SecretKeyParts {
+		out = append(out, []byte(p))
+	}
+	return out
+}()
 
 // mayHoldCredentials is a cheap necessary condition for stripCredentials
 // to change anything; most table answers fail it and are passed as is.

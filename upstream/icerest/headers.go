@@ -15,13 +15,20 @@ func ETagMatches(header, etag string) bool {
 	return false
 }
 
+// SecretKeyParts are the parts of a key's name that make it secret
+// (lower case).
+var SecretKeyParts = []string{"secret", "token", "password", "sas", "credential", "access-key-id", "session",
+	"account-key", "account.key", "shared-key", "connection-string", "private-key"}
+
 // IsSecretConfigKey tells config and property keys that carry credentials
 // (s3.secret-access-key, s3.session-token, token, adls.sas-token.*,
-// gcs.oauth2.token, passwords): never logged, advertised, or shared
-// between principals.
+// gcs.oauth2.token, passwords, and Azure's account keys and connection
+// strings: adls.account-key, adls.auth.shared-key.account.key,
+// adls.connection-string, azure.account-key): never logged, advertised,
+// or shared between principals.
 func IsSecretConfigKey(k string) bool {
 	k = strings.ToLower(k)
-	for _, s := range []string{"secret", "token", "password", "sas", "credential", "access-key-id", "session"} {
+	for _, s := range SecretKeyParts {
 		if strings.Contains(k, s) {
 			return true
 		}
