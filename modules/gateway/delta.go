@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -36,6 +37,7 @@ type DeltaHandler struct {
 	svc      *delta.Service
 	unity    *unity.Service
 	storeKey string
+	indexKey string
 }
 
 // PathCredentialsSource is one catalog that vends temporary path
@@ -78,7 +80,12 @@ func (h *DeltaHandler) Provision(ctx caddy.Context) error {
 	h.storeKey = key
 	h.svc = delta.NewService(h.app, store)
 	h.svc.VendsPaths = len(h.PathCredentials) > 0
-	h.unity = unity.NewService(h.svc)
+	index, key, err := h.app.unityIndex()
+	if err != nil {
+		return err
+	}
+	h.indexKey = key
+	h.unity = unity.NewService(h.svc, index)
 	h.app.syncDeltaLogs(h.svc)
 	return nil
 }
@@ -102,11 +109,14 @@ func (h *DeltaHandler) Validate() error {
 
 // Cleanup releases the handler's hold on the shared store.
 func (h *DeltaHandler) Cleanup() error {
-	if h.storeKey != "" {
-		_, err := sharedPool.Delete(h.storeKey)
-		return err
+	var errs []error
+	for _, key := range []string{h.storeKey, h.indexKey} {
+		if key != "" {
+			_, err := sharedPool.Delete(key)
+			errs = append(errs, err)
+		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // ServeHTTP serves the Delta API and UC's catalog, schema and table API

@@ -54,6 +54,14 @@ func (h *DeltaHandler) serveUnity(w http.ResponseWriter, r *http.Request, rest s
 		out, err = h.createSchema(x, r, p)
 	case unity.OpCreateTable:
 		out, err = h.createTable(x, r, p)
+	case unity.OpUpdateSchema:
+		out, err = h.updateSchema(x, r, rt, p)
+	case unity.OpCreateStagingTable:
+		out, err = h.createStagingTable(x, r, p)
+	case unity.OpGenerateTemporaryTableCredentials:
+		out, err = h.tableCredentials(x, r, p)
+	case unity.OpGenerateTemporaryPathCredentials:
+		out, err = h.pathCredentials(x, r, p)
 	default:
 		out, err = h.unityOn(r, rt, p)
 	}
@@ -169,16 +177,7 @@ func (h *DeltaHandler) unityCatalog(r *http.Request, name string) (*catalogState
 // listCatalogs lists the catalogs the caller may use (getConfig allowed),
 // by name, a page of max_results at a time.
 func (h *DeltaHandler) listCatalogs(r *http.Request, p *identity.Principal) (*unity.ListCatalogsResponse, error) {
-	var usable []string
-	for _, name := range slices.Sorted(maps.Keys(h.app.backends)) {
-		cat := h.app.backends[name]
-		d := h.app.guard.authorize(r.Context(), policyRequest{api: "unity", apiOp: string(unity.OpListCatalogs),
-			op: icerest.OpGetConfig, principal: p, catalog: cat}.input(r))
-		if d.Allow {
-			usable = append(usable, name)
-		}
-	}
-	page, next, err := unity.CatalogPage(usable, r.URL.Query())
+	page, next, err := unity.CatalogPage(h.usableCatalogs(r, p, unity.OpListCatalogs), r.URL.Query())
 	if err != nil {
 		return nil, err
 	}
@@ -187,6 +186,21 @@ func (h *DeltaHandler) listCatalogs(r *http.Request, p *identity.Principal) (*un
 		out.Catalogs = append(out.Catalogs, unity.CatalogInfo{Name: name, Properties: map[string]string{}})
 	}
 	return out, nil
+}
+
+// usableCatalogs are the names of the catalogs the caller may use
+// (getConfig allowed), sorted.
+func (h *DeltaHandler) usableCatalogs(r *http.Request, p *identity.Principal, op unity.Op) []string {
+	var usable []string
+	for _, name := range slices.Sorted(maps.Keys(h.app.backends)) {
+		cat := h.app.backends[name]
+		d := h.app.guard.authorize(r.Context(), policyRequest{api: "unity", apiOp: string(op),
+			op: icerest.OpGetConfig, principal: p, catalog: cat}.input(r))
+		if d.Allow {
+			usable = append(usable, name)
+		}
+	}
+	return usable
 }
 
 // createCatalog: lakegate's catalogs are its configuration, so a catalog

@@ -293,9 +293,9 @@ func (s *Service) Create(ctx context.Context, ref Ref, req *CreateTableRequest) 
 		}
 		return s.createUniform(ctx, c, ref, *req.Name, req.Uniform.Iceberg.MetadataLocation, req.columns, props)
 	}
-	staged, err := s.store.StagedByLocation(ctx, strings.TrimSuffix(*req.Location, "/"))
+	staged, err := s.StagedAt(ctx, strings.TrimSuffix(*req.Location, "/"))
 	if err != nil {
-		return nil, Errorf(http.StatusServiceUnavailable, InternalServerError, "staging table store: %v", err)
+		return nil, err
 	}
 	if staged != nil {
 		return s.commitStaged(ctx, c, ref, *req.Name, staged, ice, spec, props)
@@ -306,6 +306,17 @@ func (s *Service) Create(ctx context.Context, ref Ref, req *CreateTableRequest) 
 		return nil, err
 	}
 	return response(l)
+}
+
+// StagedAt is the staging table allocated at location (no trailing
+// slash), nil when none is: UC's createTable of a MANAGED table must name
+// one, where the Delta API's create need not.
+func (s *Service) StagedAt(ctx context.Context, location string) (*Staged, error) {
+	st, err := s.store.StagedByLocation(ctx, location)
+	if err != nil {
+		return nil, Errorf(http.StatusServiceUnavailable, InternalServerError, "staging table store: %v", err)
+	}
+	return st, nil
 }
 
 // UCTableIDProperty is where Unity Catalog's clients repeat the staging

@@ -113,17 +113,19 @@ type UpdateTableRequest struct {
 	Updates      []Update      `json:"updates"`
 }
 
-// storageCredentialOut is DeltaStorageCredential.
-type storageCredentialOut struct {
+// StorageCredential is DeltaStorageCredential: one set of vended
+// credentials, its config keys in the Delta API's names (UC's own API
+// answers them as TemporaryCredentials, translate/unity).
+type StorageCredential struct {
 	Prefix           string            `json:"prefix"`
 	Operation        string            `json:"operation"`
 	Config           map[string]string `json:"config"`
 	ExpirationTimeMs int64             `json:"expiration-time-ms"`
 }
 
-// credentialsResponse is DeltaCredentialsResponse.
-type credentialsResponse struct {
-	StorageCredentials []storageCredentialOut `json:"storage-credentials"`
+// CredentialsResponse is DeltaCredentialsResponse.
+type CredentialsResponse struct {
+	StorageCredentials []StorageCredential `json:"storage-credentials"`
 }
 
 // TableMetadata is DeltaTableMetadata.
@@ -155,14 +157,14 @@ type LoadTableResponse struct {
 	LatestTableVersion *int64 `json:"latest-table-version,omitempty"`
 }
 
-// stagingTableResponse is DeltaStagingTableResponse.
-type stagingTableResponse struct {
-	TableID            string                 `json:"table-id"`
-	TableType          string                 `json:"table-type"`
-	Location           string                 `json:"location"`
-	StorageCredentials []storageCredentialOut `json:"storage-credentials"`
-	RequiredProtocol   protocolOut            `json:"required-protocol"`
-	RequiredProperties map[string]*string     `json:"required-properties"`
+// StagingTableResponse is DeltaStagingTableResponse.
+type StagingTableResponse struct {
+	TableID            string              `json:"table-id"`
+	TableType          string              `json:"table-type"`
+	Location           string              `json:"location"`
+	StorageCredentials []StorageCredential `json:"storage-credentials"`
+	RequiredProtocol   protocolOut         `json:"required-protocol"`
+	RequiredProperties map[string]*string  `json:"required-properties"`
 }
 
 // protocolOut is DeltaProtocol as lakegate answers it.

@@ -69,7 +69,7 @@ func chainBreak(cur, next *loaded) string {
 // table (LoadTable storage-credentials, else its /credentials endpoint),
 // labelled with the operation asked for. Iceberg vends one set per table;
 // the front door has checked the caller may write before asking READ_WRITE.
-func (s *Service) credentials(ctx context.Context, ref Ref, op string) (*credentialsResponse, error) {
+func (s *Service) credentials(ctx context.Context, ref Ref, op string) (*CredentialsResponse, error) {
 	if op != Read && op != ReadWrite {
 		return nil, invalidParam("operation must be READ or READ_WRITE, got %q", op)
 	}
@@ -90,7 +90,7 @@ func (s *Service) credentials(ctx context.Context, ref Ref, op string) (*credent
 			return nil, err
 		}
 	}
-	return &credentialsResponse{StorageCredentials: s.deltaCredentials(creds, op)}, nil
+	return &CredentialsResponse{StorageCredentials: s.deltaCredentials(creds, op)}, nil
 }
 
 // iceberg → Delta credential config keys; others pass through unchanged.
@@ -101,8 +101,8 @@ var credentialKeys = map[string]string{
 // expiryKeys are where Iceberg catalogs state a credential's expiry (ms).
 var expiryKeys = []string{"s3.session-token-expires-at-ms", "gcs.oauth2.token-expires-at", "adls.sas-token-expires-at-ms"}
 
-func (s *Service) deltaCredentials(creds []translate.StorageCredential, op string) []storageCredentialOut {
-	out := []storageCredentialOut{}
+func (s *Service) deltaCredentials(creds []translate.StorageCredential, op string) []StorageCredential {
+	out := []StorageCredential{}
 	for _, c := range creds {
 		cfg := map[string]string{}
 		exp := s.now().Add(s.CredentialTTL).UnixMilli()
@@ -120,7 +120,7 @@ func (s *Service) deltaCredentials(creds []translate.StorageCredential, op strin
 			}
 			cfg[k] = v
 		}
-		out = append(out, storageCredentialOut{Prefix: credentialPrefix(c.Prefix), Operation: op, Config: cfg, ExpirationTimeMs: exp})
+		out = append(out, StorageCredential{Prefix: credentialPrefix(c.Prefix), Operation: op, Config: cfg, ExpirationTimeMs: exp})
 	}
 	return out
 }
@@ -208,7 +208,7 @@ func commitReport(ref Ref, m table.Metadata, req *MetricsRequest) map[string]any
 // stage answers createStagingTable: an Iceberg stage-create allocates the
 // uuid and location (nothing is created), and the staging table is kept
 // in the store by table-id until a create at its location commits it.
-func (s *Service) stage(ctx context.Context, ref Ref, req *StagingTableRequest) (*stagingTableResponse, error) {
+func (s *Service) stage(ctx context.Context, ref Ref, req *StagingTableRequest) (*StagingTableResponse, error) {
 	c, err := s.client(ctx, ref.Catalog)
 	if err != nil {
 		return nil, err
@@ -232,7 +232,7 @@ func (s *Service) stage(ctx context.Context, ref Ref, req *StagingTableRequest) 
 	if err := s.store.PutStaged(ctx, st, s.StagedTTL); err != nil {
 		return nil, Errorf(http.StatusServiceUnavailable, InternalServerError, "staging table store: %v", err)
 	}
-	return &stagingTableResponse{
+	return &StagingTableResponse{
 		TableID: st.TableID, TableType: Managed, Location: st.Location,
 		StorageCredentials: s.deltaCredentials(l.Credentials, ReadWrite),
 		RequiredProtocol:   defaultProtocol, RequiredProperties: stagingProperties(),
@@ -258,7 +258,7 @@ func (s *Service) stagedTable(ctx context.Context, id string) (*Staged, error) {
 // stagingCredentials answers getStagingTableCredentials: READ_WRITE
 // credentials for the staged location, vended anew by repeating the
 // stage-create (which creates nothing).
-func (s *Service) stagingCredentials(ctx context.Context, st *Staged) (*credentialsResponse, error) {
+func (s *Service) stagingCredentials(ctx context.Context, st *Staged) (*CredentialsResponse, error) {
 	c, err := s.client(ctx, st.Catalog)
 	if err != nil {
 		return nil, err
@@ -268,7 +268,7 @@ func (s *Service) stagingCredentials(ctx context.Context, st *Staged) (*credenti
 	if err != nil {
 		return nil, err
 	}
-	return &credentialsResponse{StorageCredentials: s.deltaCredentials(l.Credentials, ReadWrite)}, nil
+	return &CredentialsResponse{StorageCredentials: s.deltaCredentials(l.Credentials, ReadWrite)}, nil
 }
 
 // pathCredentials answers getTemporaryPathCredentials: credentials for a
@@ -277,7 +277,7 @@ func (s *Service) stagingCredentials(ctx context.Context, st *Staged) (*credenti
 // catalog vends a new table's: a stage-create at that location (which
 // creates nothing) in namespace ns of the catalog, under a name derived
 // from the path. A catalog that vends nothing there answers 501.
-func (s *Service) pathCredentials(ctx context.Context, catalog string, ns []string, loc, op string) (*credentialsResponse, error) {
+func (s *Service) pathCredentials(ctx context.Context, catalog string, ns []string, loc, op string) (*CredentialsResponse, error) {
 	if op != Read && op != ReadWrite {
 		return nil, invalidParam("operation must be READ or READ_WRITE, got %q", op)
 	}
@@ -303,7 +303,7 @@ func (s *Service) pathCredentials(ctx context.Context, catalog string, ns []stri
 	if len(l.Credentials) == 0 {
 		return nil, notImplemented("temporary path credentials: catalog %q vends no storage credentials for %s", catalog, loc)
 	}
-	return &credentialsResponse{StorageCredentials: s.deltaCredentials(l.Credentials, op)}, nil
+	return &CredentialsResponse{StorageCredentials: s.deltaCredentials(l.Credentials, op)}, nil
 }
 
 // stagingProperties are what lakegate requires of a managed table's

@@ -13,7 +13,7 @@ import (
 // covering is the credential a Delta client picks for path: the longest
 // prefix path starts with, compared as strings (uc-delta-api.yaml); "" when
 // none covers it.
-func covering(creds []storageCredentialOut, path string) string {
+func covering(creds []StorageCredential, path string) string {
 	best := ""
 	for _, c := range creds {
 		if strings.HasPrefix(path, c.Prefix) && len(c.Prefix) > len(best) {

@@ -11,6 +11,7 @@ import (
 	"github.com/lakegate/lakegate/internal/strictjson"
 	"github.com/lakegate/lakegate/translate/delta"
 	"github.com/lakegate/lakegate/translate/schema"
+	"github.com/lakegate/lakegate/upstream/icerest"
 )
 
 // CreateTable is createTable's body (UC creates external tables only).
@@ -43,9 +44,8 @@ func ParseCreateTable(body []byte) (*CreateTable, error) {
 			return nil, Errorf(http.StatusBadRequest, InvalidArgument, "%s is required", field)
 		}
 	}
-	if *req.TableType != delta.External {
-		return nil, Errorf(http.StatusBadRequest, InvalidArgument,
-			"table_type %s: createTable makes EXTERNAL tables; managed tables are created through the Delta API's staging tables", *req.TableType)
+	if *req.TableType != delta.External && *req.TableType != delta.Managed {
+		return nil, Errorf(http.StatusBadRequest, InvalidArgument, "table_type %s: createTable makes EXTERNAL and MANAGED tables", *req.TableType)
 	}
 	if f := req.DataSourceFormat; f != nil && *f != "DELTA" {
 		return nil, Errorf(http.StatusBadRequest, UnsupportedTableFormat, "data_source_format %s: lakegate keeps DELTA tables here", *f)
@@ -59,7 +59,7 @@ func ParseCreateTable(body []byte) (*CreateTable, error) {
 		props = map[string]string{}
 	}
 	in := map[string]any{
-		"name": *req.Name, "location": fileURL(*req.StorageLocation), "table-type": delta.External,
+		"name": *req.Name, "location": fileURL(*req.StorageLocation), "table-type": *req.TableType,
 		"columns": cols, "partition-columns": parts, "properties": props,
 		"protocol":                 map[string]int{"min-reader-version": 1, "min-writer-version": 2},
 		"last-commit-timestamp-ms": time.Now().UnixMilli(),
@@ -71,7 +71,13 @@ func ParseCreateTable(body []byte) (*CreateTable, error) {
 	if err != nil {
 		return nil, err
 	}
-	if req.delta, err = delta.ParseRegistration(raw); err != nil {
+	// An EXTERNAL table's log is the engine's (columns may be left to it);
+	// a MANAGED one is a staging table's commit (Service.CreateTable).
+	parse := delta.ParseRegistration
+	if *req.TableType == delta.Managed {
+		parse = delta.ParseCreate
+	}
+	if req.delta, err = parse(raw); err != nil {
 		return nil, err
 	}
 	return &req, nil
@@ -80,6 +86,19 @@ func ParseCreateTable(body []byte) (*CreateTable, error) {
 // CreateTable answers createTable through the Delta API's create.
 func (s *Service) CreateTable(ctx context.Context, req *CreateTable) (*TableInfo, error) {
 	ref := delta.Ref{Catalog: *req.CatalogName, Namespace: []string{*req.SchemaName}, Name: *req.Name}
+	if *req.TableType == delta.Managed {
+		// As UC: a managed table is the commit of the staging table at its
+		// location, which the Delta API's create finds by that location.
+		loc := strings.TrimSuffix(*req.delta.Location, "/")
+		st, err := s.tables.StagedAt(ctx, loc)
+		if err != nil {
+			return nil, err
+		}
+		if st == nil {
+			return nil, Errorf(http.StatusNotFound, TableNotFound,
+				"no staging table at %s: a MANAGED table is created at the staging_location createStagingTable answered", loc)
+		}
+	}
 	l, err := s.tables.Create(ctx, ref, req.delta)
 	if err != nil {
 		if AsError(err).Code == AlreadyExists {
@@ -87,7 +106,7 @@ func (s *Service) CreateTable(ctx context.Context, req *CreateTable) (*TableInfo
 		}
 		return nil, err
 	}
-	return tableInfo(ref, l)
+	return s.shown(ctx, ref, l)
 }
 
 // deltaColumns turns ColumnInfo into the Delta API's columns (UC dialect)
@@ -128,4 +147,51 @@ func fileURL(loc string) string {
 		return "file://" + strings.TrimPrefix(loc, "file:")
 	}
 	return loc
+}
+
+// CreateStagingTable is createStagingTable's body.
+type CreateStagingTable struct {
+	Name        *string `json:"name"`
+	CatalogName *string `json:"catalog_name"`
+	SchemaName  *string `json:"schema_name"`
+}
+
+// StagingTableInfo is createStagingTable's answer: the id the managed
+// table will have and the location its data goes to. The client writes
+// there, then creates the table (createTable, MANAGED, that location).
+type StagingTableInfo struct {
+	ID              string `json:"id"`
+	Name            string `json:"name"`
+	CatalogName     string `json:"catalog_name"`
+	SchemaName      string `json:"schema_name"`
+	StagingLocation string `json:"staging_location"`
+}
+
+// ParseCreateStagingTable reads createStagingTable's body and returns the
+// Delta API's staging request it is (its body: the name), so the Delta
+// API's staging store serves both APIs.
+func ParseCreateStagingTable(body []byte) (*CreateStagingTable, []byte, error) {
+	var req CreateStagingTable
+	if err := strictjson.Unmarshal(body, &req); err != nil {
+		return nil, nil, Errorf(http.StatusBadRequest, InvalidArgument, "malformed CreateStagingTable: %v", err)
+	}
+	for _, f := range []struct {
+		field string
+		v     *string
+	}{{"name", req.Name}, {"catalog_name", req.CatalogName}, {"schema_name", req.SchemaName}} {
+		if f.v == nil || *f.v == "" {
+			return nil, nil, Errorf(http.StatusBadRequest, InvalidArgument, "%s is required", f.field)
+		}
+		if p := icerest.NameProblem(*f.v); p != "" || strings.Contains(*f.v, ".") {
+			return nil, nil, Errorf(http.StatusBadRequest, InvalidArgument, "invalid %s %q: a name of one level", f.field, *f.v)
+		}
+	}
+	raw, err := json.Marshal(map[string]string{"name": *req.Name})
+	return &req, raw, err
+}
+
+// StagingInfo is the Delta API's staging answer in UC's model.
+func StagingInfo(req *CreateStagingTable, st *delta.StagingTableResponse) *StagingTableInfo {
+	return &StagingTableInfo{ID: st.TableID, Name: *req.Name, CatalogName: *req.CatalogName,
+		SchemaName: *req.SchemaName, StagingLocation: st.Location}
 }

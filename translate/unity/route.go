@@ -34,6 +34,12 @@ const (
 	OpCreateTable   Op = "createTable"
 	OpGetTable      Op = "getTable"
 	OpDeleteTable   Op = "deleteTable"
+	OpUpdateSchema  Op = "updateSchema"
+
+	OpCreateStagingTable Op = "createStagingTable"
+
+	OpGenerateTemporaryTableCredentials Op = "generateTemporaryTableCredentials"
+	OpGenerateTemporaryPathCredentials  Op = "generateTemporaryPathCredentials"
 )
 
 // Route is a parsed UC API request: the operation, the Iceberg operation
@@ -113,16 +119,23 @@ var ops = map[string]opPair{
 	"schemas POST":          {OpCreateSchema, icerest.OpCreateNamespace},
 	"schemas/{name} GET":    {OpGetSchema, icerest.OpLoadNamespaceMetadata},
 	"schemas/{name} DELETE": {OpDeleteSchema, icerest.OpDropNamespace},
-	"tables GET":            {OpListTables, icerest.OpListTables},
-	"tables POST":           {OpCreateTable, icerest.OpCreateTable},
-	"tables/{name} GET":     {OpGetTable, icerest.OpLoadTable},
-	"tables/{name} DELETE":  {OpDeleteTable, icerest.OpDropTable},
+	"schemas/{name} PATCH":  {OpUpdateSchema, icerest.OpUpdateProperties},
+	"staging-tables POST":   {OpCreateStagingTable, icerest.OpCreateTable},
+	// The credentials operations name their table or path in the body;
+	// the front door decides on what it names (delta.Request.Checks).
+	"temporary-table-credentials POST": {OpGenerateTemporaryTableCredentials, icerest.OpLoadCredentials},
+	"temporary-path-credentials POST":  {OpGenerateTemporaryPathCredentials, icerest.OpLoadCredentials},
+	"tables GET":                       {OpListTables, icerest.OpListTables},
+	"tables POST":                      {OpCreateTable, icerest.OpCreateTable},
+	"tables/{name} GET":                {OpGetTable, icerest.OpLoadTable},
+	"tables/{name} DELETE":             {OpDeleteTable, icerest.OpDropTable},
 }
 
 // resources are the paths served with some method: another method there
 // is 405, not 404.
 var resources = map[string]bool{"catalogs": true, "catalogs/{name}": true, "schemas": true,
-	"schemas/{name}": true, "tables": true, "tables/{name}": true}
+	"schemas/{name}": true, "tables": true, "tables/{name}": true, "staging-tables": true,
+	"temporary-table-credentials": true, "temporary-path-credentials": true}
 
 // allowed lists the methods served at a resource, for a 405's Allow.
 func allowed(key string) []string {

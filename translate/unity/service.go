@@ -23,11 +23,13 @@ import (
 type Service struct {
 	tables   *delta.Service
 	catalogs *translate.Catalogs
+	index    TableIndex
 }
 
-// NewService serves tables as d does, on d's catalogs.
-func NewService(d *delta.Service) *Service {
-	return &Service{tables: d, catalogs: d.Catalogs()}
+// NewService serves tables as d does, on d's catalogs, noting the id of
+// every table it shows in index.
+func NewService(d *delta.Service, index TableIndex) *Service {
+	return &Service{tables: d, catalogs: d.Catalogs(), index: index}
 }
 
 // Page limits: the spec's maxima for max_results.
@@ -67,24 +69,11 @@ func (s *Service) Schemas(ctx context.Context, catalog string, q url.Values, sho
 	if err != nil {
 		return nil, err
 	}
-	query, err := pageQuery(q, maxSchemasPage)
+	names, next, err := schemaPage(ctx, c, q)
 	if err != nil {
 		return nil, err
 	}
-	var page struct {
-		Namespaces [][]string `json:"namespaces"`
-		Next       *string    `json:"next-page-token"`
-	}
-	if err := call(ctx, c, icerest.Route{Operation: icerest.OpListNamespaces}, query, nil, &page); err != nil {
-		return nil, err
-	}
-	out := &ListSchemasResponse{Schemas: []SchemaInfo{}, NextPageToken: deref(page.Next)}
-	var names []string
-	for _, ns := range page.Namespaces {
-		if len(ns) == 1 { // UC schemas have one level
-			names = append(names, ns[0])
-		}
-	}
+	out := &ListSchemasResponse{Schemas: []SchemaInfo{}, NextPageToken: next}
 	keep := shown.of(names)
 	for i, name := range names {
 		if i >= len(keep) || !keep[i] {
@@ -100,6 +89,28 @@ func (s *Service) Schemas(ctx context.Context, catalog string, q url.Values, sho
 		out.Schemas = append(out.Schemas, *info)
 	}
 	return out, nil
+}
+
+// schemaPage is one page of a catalog's top-level namespaces, by name,
+// and the token of the next.
+func schemaPage(ctx context.Context, c *translate.Client, q url.Values) (names []string, next string, err error) {
+	query, err := pageQuery(q, maxSchemasPage)
+	if err != nil {
+		return nil, "", err
+	}
+	var page struct {
+		Namespaces [][]string `json:"namespaces"`
+		Next       *string    `json:"next-page-token"`
+	}
+	if err := call(ctx, c, icerest.Route{Operation: icerest.OpListNamespaces}, query, nil, &page); err != nil {
+		return nil, "", err
+	}
+	for _, ns := range page.Namespaces {
+		if len(ns) == 1 { // UC schemas have one level
+			names = append(names, ns[0])
+		}
+	}
+	return names, deref(page.Next), nil
 }
 
 // Schema answers getSchema.
@@ -335,7 +346,18 @@ func (s *Service) Table(ctx context.Context, ref delta.Ref) (*TableInfo, error) 
 	if err != nil {
 		return nil, err
 	}
-	return tableInfo(ref, l)
+	return s.shown(ctx, ref, l)
+}
+
+// shown describes a table this API answers with, and notes its id: a
+// client asks for its credentials by that id.
+func (s *Service) shown(ctx context.Context, ref delta.Ref, l *delta.LoadTableResponse) (*TableInfo, error) {
+	info, err := tableInfo(ref, l)
+	if err == nil && s.index != nil {
+		// A failure costs only a scan when the id is asked for.
+		_ = s.index.Remember(ctx, info.TableID, ref)
+	}
+	return info, err
 }
 
 // DeleteTable answers deleteTable as the Delta API's deleteTable does.
