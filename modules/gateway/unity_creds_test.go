@@ -3,8 +3,8 @@ package gateway_test
 import (
 	"encoding/json"
 	"net/http"
-	"strings"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/alicebob/miniredis/v2"
