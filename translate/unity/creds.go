@@ -103,9 +103,9 @@ func (req *PathCredentialsRequest) DeltaOperation() string {
 
 // OnFileSystem says the path is a local one: there is nothing to vend for
 // it (UC answers such a path with its url alone).
-func (req *PathCredentialsRequest) OnFileSystem() bool {
-	return strings.HasPrefix(req.Location, fileScheme)
-}
+func (req *PathCredentialsRequest) OnFileSystem() bool { return onFileSystem(req.Location) }
+
+func onFileSystem(location string) bool { return strings.HasPrefix(location, fileScheme) }
 
 // operation reads a required enum value; unknown names the enum's
 // placeholder, which asks for nothing and is refused like any other.
@@ -156,6 +156,12 @@ type GCPToken struct {
 // with what it has.
 func Credentials(location string, vended []delta.StorageCredential) *TemporaryCredentials {
 	out := &TemporaryCredentials{URL: location}
+	if onFileSystem(location) {
+		// No cloud's credentials open a local file (a catalog may vend its
+		// object store's with every table, wherever it lies): UC answers
+		// a local path with its url alone, and so do clients expect.
+		return out
+	}
 	best := -1
 	for i, c := range vended {
 		p := strings.TrimSuffix(c.Prefix, "/")

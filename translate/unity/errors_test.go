@@ -135,12 +135,12 @@ func TestWriteJSON(t *testing.T) {
 
 // A 405 carries its Allow header; other answers none.
 func TestWriteErrorAllow(t *testing.T) {
-	_, err := ParseRoute(http.MethodPatch, "schemas/lake.sales", nil)
+	_, err := ParseRoute(http.MethodPut, "schemas/lake.sales", nil)
 	rec := httptest.NewRecorder()
 	WriteError(rec, err)
 	assert.Equal(t, http.StatusMethodNotAllowed, rec.Code)
-	assert.Equal(t, "DELETE, GET", rec.Header().Get("Allow"))
-	assert.JSONEq(t, `{"error_code":"UNIMPLEMENTED","message":"PATCH /schemas/{name} is not served by lakegate",
+	assert.Equal(t, "DELETE, GET, PATCH", rec.Header().Get("Allow"))
+	assert.JSONEq(t, `{"error_code":"UNIMPLEMENTED","message":"PUT /schemas/{name} is not served by lakegate",
 		"details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"UNIMPLEMENTED","metadata":{}}]}`, rec.Body.String())
 	rec = httptest.NewRecorder()
 	WriteError(rec, Errorf(http.StatusNotFound, NotFound, "no"))

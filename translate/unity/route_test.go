@@ -49,6 +49,10 @@ func TestParseRoute(t *testing.T) {
 		{"POST", "schemas", "catalog_name=other", Route{Op: OpCreateSchema, Iceberg: "createNamespace"}},
 		{"GET", "schemas/lake.sales", "", Route{Op: OpGetSchema, Iceberg: "loadNamespaceMetadata", Catalog: "lake", Schema: "sales"}},
 		{"DELETE", "schemas/lake.sales", "force=true", Route{Op: OpDeleteSchema, Iceberg: "dropNamespace", Catalog: "lake", Schema: "sales"}},
+		{"PATCH", "schemas/lake.sales", "", Route{Op: OpUpdateSchema, Iceberg: "updateProperties", Catalog: "lake", Schema: "sales"}},
+		{"POST", "staging-tables", "", Route{Op: OpCreateStagingTable, Iceberg: "createTable"}},
+		{"POST", "temporary-table-credentials", "", Route{Op: OpGenerateTemporaryTableCredentials, Iceberg: "loadCredentials"}},
+		{"POST", "temporary-path-credentials", "", Route{Op: OpGenerateTemporaryPathCredentials, Iceberg: "loadCredentials"}},
 		{"GET", "schemas/lake%2Esales", "", Route{Op: OpGetSchema, Iceberg: "loadNamespaceMetadata", Catalog: "lake", Schema: "sales"}},
 		{"GET", "tables", "catalog_name=lake&schema_name=sales", Route{Op: OpListTables, Iceberg: "listTables", Catalog: "lake", Schema: "sales"}},
 		{"POST", "tables", "", Route{Op: OpCreateTable, Iceberg: "createTable"}},
@@ -116,7 +120,12 @@ func TestParseRouteBadInput(t *testing.T) {
 		{"DELETE", "catalogs/lake", "", 405, Unimplemented, "DELETE /catalogs/{name} is not served by lakegate"},
 		{"DELETE", "catalogs", "", 405, Unimplemented, "DELETE /catalogs is not served by lakegate"},
 		{"PUT", "schemas", "", 405, Unimplemented, "PUT /schemas is not served by lakegate"},
-		{"PATCH", "schemas/lake.sales", "", 405, Unimplemented, "PATCH /schemas/{name} is not served by lakegate"},
+		{"PUT", "schemas/lake.sales", "", 405, Unimplemented, "PUT /schemas/{name} is not served by lakegate"},
+		{"GET", "temporary-table-credentials", "", 405, Unimplemented, "GET /temporary-table-credentials is not served by lakegate"},
+		{"GET", "temporary-path-credentials", "", 405, Unimplemented, "GET /temporary-path-credentials is not served by lakegate"},
+		{"GET", "staging-tables", "", 405, Unimplemented, "GET /staging-tables is not served by lakegate"},
+		{"POST", "temporary-volume-credentials", "", 404, NotFound, "no Unity Catalog API endpoint at /temporary-volume-credentials"},
+		{"POST", "temporary-table-credentials/x", "", 404, NotFound, "no Unity Catalog API endpoint at /temporary-table-credentials/x"},
 		{"PATCH", "tables", "", 405, Unimplemented, "PATCH /tables is not served by lakegate"},
 		{"HEAD", "tables/lake.sales.t", "", 405, Unimplemented, "HEAD /tables/{name} is not served by lakegate"},
 		{"get", "catalogs", "", 405, Unimplemented, "get /catalogs is not served by lakegate"},
@@ -174,12 +183,15 @@ func TestParseCreateSchemaBadBodies(t *testing.T) {
 // A 405 names the methods the resource serves, as HTTP requires.
 func TestParseRouteAllow(t *testing.T) {
 	for path, want := range map[string][]string{
-		"catalogs":            {"GET", "POST"},
-		"catalogs/lake":       {"GET"},
-		"schemas":             {"GET", "POST"},
-		"schemas/lake.sales":  {"DELETE", "GET"},
-		"tables":              {"GET", "POST"},
-		"tables/lake.sales.t": {"DELETE", "GET"},
+		"catalogs":                    {"GET", "POST"},
+		"catalogs/lake":               {"GET"},
+		"schemas":                     {"GET", "POST"},
+		"schemas/lake.sales":          {"DELETE", "GET", "PATCH"},
+		"staging-tables":              {"POST"},
+		"temporary-table-credentials": {"POST"},
+		"temporary-path-credentials":  {"POST"},
+		"tables":                      {"GET", "POST"},
+		"tables/lake.sales.t":         {"DELETE", "GET"},
 	} {
 		_, err := ParseRoute(http.MethodPut, path, nil)
 		var e *Error
