@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 
@@ -108,8 +109,12 @@ func (h *DeltaHandler) tableCredentials(w http.ResponseWriter, r *http.Request, 
 	if err != nil {
 		return nil, err
 	}
-	return unity.Credentials(info.StorageLocation, out.(*delta.CredentialsResponse).StorageCredentials), nil
+	return unity.Credentials(info.StorageLocation, out.(*delta.CredentialsResponse).StorageCredentials, h.credentialsExpiry()), nil
 }
+
+// credentialsExpiry is when UC credentials without an expiry of their own
+// expire: as the Delta API reports such credentials (its CredentialTTL).
+func (h *DeltaHandler) credentialsExpiry() time.Time { return time.Now().Add(h.svc.CredentialTTL) }
 
 // unityScope is what the caller may list, for the scan that finds a table
 // by id: the catalogs it may use, and the schemas and tables listSchemas
@@ -163,13 +168,13 @@ func (h *DeltaHandler) pathCredentials(w http.ResponseWriter, r *http.Request, p
 		return nil, err
 	}
 	if req.DryRun != nil && *req.DryRun {
-		return unity.Credentials(req.Location, nil), nil
+		return unity.Credentials(req.Location, nil, h.credentialsExpiry()), nil
 	}
 	out, err := h.serveDelta(r, q)
 	if err != nil {
 		return nil, err
 	}
-	return unity.Credentials(req.Location, out.(*delta.CredentialsResponse).StorageCredentials), nil
+	return unity.Credentials(req.Location, out.(*delta.CredentialsResponse).StorageCredentials, h.credentialsExpiry()), nil
 }
 
 // localPathCredentials checks a file: path: the first catalog (by name)
@@ -187,7 +192,7 @@ func (h *DeltaHandler) localPathCredentials(r *http.Request, p *identity.Princip
 		if err := h.unityChecks(r, p, unity.OpGenerateTemporaryPathCredentials, checks); err != nil {
 			return nil, err
 		}
-		return unity.Credentials(req.Location, nil), nil
+		return unity.Credentials(req.Location, nil, h.credentialsExpiry()), nil
 	}
 	return nil, unity.Errorf(http.StatusForbidden, unity.PermissionDenied,
 		"url %q lies outside the allowed locations of every catalog", req.Location)

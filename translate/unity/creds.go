@@ -3,6 +3,7 @@ package unity
 import (
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -127,7 +128,7 @@ type TemporaryCredentials struct {
 	AWS            *AWSCredentials `json:"aws_temp_credentials,omitempty"`
 	Azure          *AzureSAS       `json:"azure_user_delegation_sas,omitempty"`
 	GCP            *GCPToken       `json:"gcp_oauth_token,omitempty"`
-	ExpirationTime int64           `json:"expiration_time,omitempty"`
+	ExpirationTime int64           `json:"expiration_time"`
 	URL            string          `json:"url"`
 }
 
@@ -151,15 +152,20 @@ type GCPToken struct {
 // Credentials turns what the Delta API vended for location into UC's
 // answer. Iceberg catalogs may vend several sets, each for a prefix; UC
 // answers one, so the set whose prefix covers location most closely is
-// taken. None (a local warehouse, or a catalog that vends nothing) is
-// the url alone, as UC answers a local path: the client reads the files
-// with what it has.
-func Credentials(location string, vended []delta.StorageCredential) *TemporaryCredentials {
-	out := &TemporaryCredentials{URL: location}
+// taken. None (a catalog that vends nothing) is the url alone: the
+// client reads the files with what it has. A local location's is an
+// empty set (below). expires is when an answer without a vended set's own
+// expiry is to be asked for again: clients (delta-rs) require one.
+func Credentials(location string, vended []delta.StorageCredential, expires time.Time) *TemporaryCredentials {
+	out := &TemporaryCredentials{URL: location, ExpirationTime: expires.UnixMilli()}
 	if onFileSystem(location) {
 		// No cloud's credentials open a local file (a catalog may vend its
-		// object store's with every table, wherever it lies): UC answers
-		// a local path with its url alone, and so do clients expect.
+		// object store's with every table, wherever it lies), and UC
+		// answers a local path with its url alone. delta-rs 1.6.6 refuses
+		// an answer without a credential set, even for a local table, so
+		// the set is an empty one: a key and secret of "", which grant
+		// nothing and which a local file store ignores.
+		out.AWS = &AWSCredentials{}
 		return out
 	}
 	best := -1
