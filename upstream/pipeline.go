@@ -55,15 +55,19 @@ type CallerBackend interface {
 // A Refresher keeps tables whose truth is outside the catalog honest on
 // the Iceberg side: an EXTERNAL Delta table, whose engines commit to its
 // Delta log and never tell the catalog, is brought up to date from the
-// log before it is served (translate/delta), and Iceberg writes to it are
-// refused, since the next refresh would undo them. The pipeline consults
-// it only on LoadTable, updateTable and commitTransaction; it must answer
-// cheaply (nil, false) for every other table.
+// log before it is served (translate/logsync), and Iceberg writes to it
+// are refused, since the next refresh would undo them. It is a stage of
+// every call that enters the pipeline by Serve or ServeRequest (every
+// door's); its own calls enter by ServeBeneathRefresher, below it. The
+// pipeline consults it only on LoadTable, updateTable and
+// commitTransaction; it must answer cheaply (nil, false) for every other
+// table.
 type Refresher interface {
 	// Refresh is given what the pipeline read, in its one pass, of the
 	// LoadTable answer it is about to serve (the table's properties and
 	// metadata location: the answer is not parsed again); changed reports
-	// that it committed to the table, and the load is then served again.
+	// that the table is newer than that answer (its own commit or another
+	// replica's), and the load is then served again.
 	Refresh(ctx context.Context, catalog string, rt icerest.Route, table *icerest.TableAnswer) (changed bool, err error)
 	// CheckWrite refuses a write to a table the refresher owns: the
 	// route's table, or the tables q.Touched names.
@@ -148,6 +152,24 @@ func (p *Pipeline) Serve(w http.ResponseWriter, r *http.Request, rt icerest.Rout
 // has passed validation; every stage reads it rather than r's query or
 // body.
 func (p *Pipeline) ServeRequest(w http.ResponseWriter, r *http.Request, q icerest.Request, principal string) {
+	p.serveRequest(w, r, q, principal, p.Refresher != nil)
+}
+
+// ServeBeneathRefresher runs one of the Refresher's own calls (its loads
+// and commits) through the pipeline beneath the Refresher: read once,
+// confined, replayed, cached and sent as any call, but neither refreshed
+// nor write-checked, so a refresh never re-enters itself.
+func (p *Pipeline) ServeBeneathRefresher(w http.ResponseWriter, r *http.Request, rt icerest.Route, principal string) {
+	q, err := icerest.ParseRequest(r, rt)
+	if err != nil {
+		icerest.WriteError(w, r, err)
+		return
+	}
+	p.serveRequest(w, r, q, principal, false)
+}
+
+// serveRequest is ServeRequest with the Refresher's stage on or off.
+func (p *Pipeline) serveRequest(w http.ResponseWriter, r *http.Request, q icerest.Request, principal string, refreshed bool) {
 	if p.Locations != nil {
 		if err := confine(q, p.Locations); err != nil {
 			icerest.WriteError(w, r, err)
@@ -157,7 +179,7 @@ func (p *Pipeline) ServeRequest(w http.ResponseWriter, r *http.Request, q iceres
 	if p.forCaller && !caller.Present(r.Context()) {
 		r = r.WithContext(caller.With(r.Context(), caller.Caller{Principal: principal}))
 	}
-	if p.Refresher != nil {
+	if refreshed {
 		p.serveRefreshed(w, r, q, principal)
 		return
 	}

@@ -78,7 +78,7 @@ func (h *DeltaHandler) Provision(ctx caddy.Context) error {
 		return err
 	}
 	h.storeKey = key
-	h.svc = delta.NewService(h.app, store)
+	h.svc = delta.NewService(h.app, h.app.BeneathSync(), store)
 	h.svc.VendsPaths = len(h.PathCredentials) > 0
 	index, key, err := h.app.unityIndex()
 	if err != nil {

@@ -11,6 +11,8 @@ import (
 
 	"github.com/lakegate/lakegate/caller"
 	"github.com/lakegate/lakegate/translate"
+	"github.com/lakegate/lakegate/translate/delta"
+	"github.com/lakegate/lakegate/translate/logsync"
 	"github.com/lakegate/lakegate/upstream"
 	"github.com/lakegate/lakegate/upstream/icerest"
 	"github.com/lakegate/lakegate/upstream/locations"
@@ -33,6 +35,13 @@ func (a *App) Transport(name string) (http.RoundTripper, bool) {
 // URL is built for it to be parsed again, and the answer is the captured
 // bytes themselves.
 func (a *App) Serve(ctx context.Context, name string, call translate.Call) (*translate.Response, error) {
+	return a.serveCall(ctx, name, call, (*upstream.Pipeline).Serve)
+}
+
+// serveCall runs call through catalog name's pipeline, entered by enter
+// (Serve for the doors' calls, ServeBeneathRefresher for the log sync's).
+func (a *App) serveCall(ctx context.Context, name string, call translate.Call,
+	enter func(*upstream.Pipeline, http.ResponseWriter, *http.Request, icerest.Route, string)) (*translate.Response, error) {
 	cat, ok := a.catalog(name)
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", translate.ErrNoCatalog, name)
@@ -59,23 +68,40 @@ func (a *App) Serve(ctx context.Context, name string, call translate.Call) (*tra
 	} else {
 		principal := caller.From(ctx).Principal
 		h = func(w http.ResponseWriter, r *http.Request, q icerest.Request) {
-			cat.pipeline.Serve(w, r, q.Route, principal) // unread: the pipeline reads it, once
+			enter(cat.pipeline, w, r, q.Route, principal) // unread: the pipeline reads it, once
 		}
 	}
 	rec := upstream.Capture(h, req, icerest.Request{Route: rt})
 	return &translate.Response{Status: rec.Status, Header: rec.Header, Body: rec.Bytes()}, nil
 }
 
-// syncDeltaLogs has every catalog's pipeline keep EXTERNAL Delta tables
-// in step with their Delta logs through r (upstream.Refresher). Only a
-// Delta door creates such tables, so a gateway without one pays nothing
-// for it; with several doors the first one's service does it.
-func (a *App) syncDeltaLogs(r upstream.Refresher) {
+// syncDeltaLogs has every catalog's pipeline keep the tables whose truth
+// is a Delta log in step with their logs: the log sync stage
+// (translate/logsync) over the Delta translator d, which reaches the
+// catalogs beneath the stage (BeneathSync). Only a Delta door creates
+// such tables, so a gateway without one pays nothing for it; with several
+// doors the first one's stage does it.
+func (a *App) syncDeltaLogs(d *delta.Service) {
+	var stage *logsync.Stage
 	for _, cat := range a.backends {
 		if cat.pipeline.Refresher == nil {
-			cat.pipeline.Refresher = r
+			if stage == nil {
+				stage = logsync.New(d)
+			}
+			cat.pipeline.Refresher = stage
 		}
 	}
+}
+
+// BeneathSync is the catalogs' pipelines as the log sync stage's own calls
+// take them: below the stage, so a sync's loads and commits are neither
+// synced again nor refused as Iceberg writes to a Delta log's table.
+func (a *App) BeneathSync() translate.Pipelines { return beneathSync{a} }
+
+type beneathSync struct{ *App }
+
+func (b beneathSync) Serve(ctx context.Context, name string, call translate.Call) (*translate.Response, error) {
+	return b.serveCall(ctx, name, call, (*upstream.Pipeline).ServeBeneathRefresher)
 }
 
 // Locations is where catalog name's files may be read from (nil: not

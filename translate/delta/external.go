@@ -14,6 +14,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakegate/lakegate/translate/deltalog"
+	"github.com/lakegate/lakegate/translate/logsync"
 	"github.com/lakegate/lakegate/translate/schema"
 	"github.com/lakegate/lakegate/upstream/icerest"
 )
@@ -22,30 +23,23 @@ import (
 // with a LOCATION) is committed by its engines straight to its own
 // _delta_log: no call reaches the catalog, as in Unity Catalog. Its
 // Iceberg side would keep what the create said forever. So the Delta log
-// is its truth, and lakegate's pipeline asks the Service (as its
-// upstream.Refresher) before it answers a LoadTable of one: when the log
-// has a version newer than the one last synced, the Iceberg table is
-// brought to it (schema, partitioning, and one snapshot that adds the
-// log's new files and deletes the ones it removed), then the load is
-// served. Iceberg writes to such a table are refused: the next sync
+// is its truth: the log sync stage of the catalogs' pipelines
+// (translate/logsync) asks the Service (its logsync.Log) before it
+// answers a load of one, and when the log has a version newer than the
+// answer's, the Iceberg table is brought to it (schema, partitioning, and
+// one snapshot that adds the log's new files and deletes the ones it
+// removed). Iceberg writes to such a table are refused: the next sync
 // would undo them. UniForm tables are not synced: their Iceberg metadata
-// is the engine's own.
+// is the engine's own. The Service's own calls (s.client) reach the
+// catalogs beneath the stage; only its answering load (Load) goes
+// through it, as every door's does.
 
 // PropSyncedVersion is the Delta log version an EXTERNAL table's Iceberg
 // side was last brought to.
 const PropSyncedVersion = Prefix + "synced-version"
 
-// ownCall marks the Delta translator's own Iceberg calls (the door's and
-// the sync's): the pipeline's Refresher lets them through unsynced and
-// unchecked, which also ends the recursion of a sync's own loads.
-type ownCall struct{}
-
 // fsFunc opens a table's storage.
 type fsFunc = func(context.Context) (iceio.IO, error)
-
-func markOwn(ctx context.Context) context.Context { return context.WithValue(ctx, ownCall{}, true) }
-
-func isOwn(ctx context.Context) bool { own, _ := ctx.Value(ownCall{}).(bool); return own }
 
 // logSynced reports a table whose Iceberg side lakegate keeps from its
 // Delta log.
@@ -53,108 +47,105 @@ func logSynced(props map[string]string) bool {
 	return props[PropTableType] == External && props[PropLatestUniform] == ""
 }
 
-// Refresh brings an EXTERNAL Delta table's Iceberg side up to its Delta
-// log before its LoadTable answer is served (upstream.Refresher). The
-// table's properties are what the pipeline read of the answer: it is not
-// parsed again. changed reports a commit: the pipeline then serves the load
-// again.
-func (s *Service) Refresh(ctx context.Context, catalog string, rt icerest.Route, table *icerest.TableAnswer) (bool, error) {
-	if isOwn(ctx) || table == nil || !logSynced(table.Properties) {
-		return false, nil
+// Owned reports a table whose truth is its Delta log (logsync.Log).
+func (s *Service) Owned(props map[string]string) bool { return logSynced(props) }
+
+// Synced is the log version the table was last synced to (logsync.Log).
+func (s *Service) Synced(props map[string]string) (int64, bool) {
+	if v := int64Prop(props, PropSyncedVersion); v != nil {
+		return *v, true
 	}
-	ref := Ref{Catalog: catalog, Namespace: rt.Namespace, Name: rt.Table}
-	changed, err := s.syncExternal(markOwn(ctx), ref)
+	return 0, false
+}
+
+// Latest lists the table's log (logsync.Log), with the credentials its
+// storage needs, from a load of its own.
+func (s *Service) Latest(ctx context.Context, t logsync.Table) (int64, bool, error) {
+	ref := Ref(t)
+	c, err := s.client(ctx, ref.Catalog)
+	if err != nil {
+		return 0, false, syncError(ref, err)
+	}
+	st, err := s.logState(ctx, c, ref)
+	if err != nil || st == nil {
+		return 0, false, syncError(ref, err)
+	}
+	return st.version, true, nil
+}
+
+// SyncTo brings the table to version v of its log or later (logsync.Log).
+func (s *Service) SyncTo(ctx context.Context, t logsync.Table, v int64) error {
+	ref := Ref(t)
+	err := s.syncExternal(ctx, ref, v)
 	if isConflict(err) {
 		// The table moved under the sync (an Iceberg commit raced it, or
 		// a replica without the shared lock synced it): once more, on the
 		// table as it is now.
-		changed, err = s.syncExternal(markOwn(ctx), ref)
+		err = s.syncExternal(ctx, ref, v)
 	}
-	if err != nil {
-		return false, syncError(ref, err)
-	}
-	return changed, nil
+	return syncError(ref, err)
 }
 
-// CheckWrite refuses an Iceberg updateTable or commitTransaction that
-// touches an EXTERNAL Delta table (upstream.Refresher): the route's
-// table, or every table of a transaction, as the request's one parse
-// read them (q.Touched; the pipeline refused a body it could not read).
-func (s *Service) CheckWrite(ctx context.Context, catalog string, q icerest.Request) error {
-	if isOwn(ctx) {
-		return nil
-	}
-	rt := q.Route
-	ids := []icerest.Identifier{{Namespace: rt.Namespace, Name: rt.Table}}
-	if rt.Operation == icerest.OpCommitTransaction {
-		ids = q.Touched.Identifiers
-	}
-	ctx = markOwn(ctx)
-	c, err := s.client(ctx, catalog)
+// Writable refuses an Iceberg updateTable or commitTransaction of a table
+// whose truth is its Delta log (logsync.Log).
+func (s *Service) Writable(ctx context.Context, t logsync.Table) error {
+	c, err := s.client(ctx, t.Catalog)
 	if err != nil {
 		return nil // the write's own call reports the catalog's failure
 	}
-	for _, id := range ids {
-		p, err := c.peek(ctx, id.Namespace, id.Name)
-		if err != nil {
-			continue // a missing table is the write's own answer to give
-		}
-		if logSynced(p.Properties) {
-			return icerest.Errorf(http.StatusNotAcceptable, icerest.UnsupportedOperation,
-				"table %s is an EXTERNAL Delta table: its Delta log is its truth, and lakegate shows it as Iceberg read-only; "+
-					"write it with a Delta engine", qualified(id.Namespace, id.Name))
-		}
+	p, err := c.peek(ctx, t.Namespace, t.Name)
+	if err != nil || !logSynced(p.Properties) {
+		return nil // a missing table is the write's own answer to give
 	}
-	return nil
+	return icerest.Errorf(http.StatusNotAcceptable, icerest.UnsupportedOperation,
+		"table %s is an EXTERNAL Delta table: its Delta log is its truth, and lakegate shows it as Iceberg read-only; "+
+			"write it with a Delta engine", qualified(t.Namespace, t.Name))
 }
 
-// syncExternal commits the log's news to the Iceberg table, and reports
-// whether it committed. Whether the log moved is asked first without the
-// lock (a load, usually from the cache, and one listing), so the loads of
-// a table whose log stands still never take the table's lock (a Redis
-// round trip with a Redis store); only then, under the lock the Delta
-// updates take (shared across replicas), is it asked again and synced.
-func (s *Service) syncExternal(ctx context.Context, ref Ref) (bool, error) {
+// syncExternal brings the table to version v of its log or later, under
+// the lock the Delta updates take (shared across replicas). Under the
+// lock the table is loaded again: another request, or another replica,
+// may have synced it meanwhile, and then there is nothing to do.
+func (s *Service) syncExternal(ctx context.Context, ref Ref, v int64) error {
 	c, err := s.client(ctx, ref.Catalog)
 	if err != nil {
-		return false, err
-	}
-	if st, err := s.pending(ctx, c, ref); st == nil || err != nil {
-		return false, err
+		return err
 	}
 	unlock, err := s.store.Lock(ctx, lockKey(ref))
 	if err != nil {
-		return false, Errorf(http.StatusServiceUnavailable, InternalServerError, "could not lock the table to sync it: %v", err)
+		return Errorf(http.StatusServiceUnavailable, InternalServerError, "could not lock the table to sync it: %v", err)
 	}
 	defer unlock()
-	st, err := s.pending(ctx, c, ref) // another replica may have synced meanwhile
-	if st == nil || err != nil {
-		return false, err
+	st, err := s.logState(ctx, c, ref)
+	if st == nil || err != nil || (st.synced != nil && *st.synced >= v) {
+		return err
 	}
 	snap, err := st.log.At(ctx, st.version)
 	if err != nil {
-		return false, err
+		return err
 	}
 	sy := &logSync{c: c, ref: ref, snap: snap}
 	l, err := sy.metadata(ctx, st.table)
 	if err != nil {
-		return false, err
+		return err
 	}
-	return true, sy.files(ctx, l, st.fsF)
+	return sy.files(ctx, l, st.fsF)
 }
 
-// logState is an EXTERNAL table whose log is ahead of its Iceberg side.
+// logState is an EXTERNAL table and its log.
 type logState struct {
 	table   *loaded
 	fsF     fsFunc
 	log     *deltalog.Log
-	version int64 // the log's latest
+	version int64  // the log's latest
+	synced  *int64 // the version the table was last synced to
 }
 
-// pending loads the table (with the credentials its storage needs) and
-// lists its log: nil when there is nothing to sync (not an EXTERNAL Delta
-// table any more, no log yet, or the log at the synced version).
-func (s *Service) pending(ctx context.Context, c *icebergClient, ref Ref) (*logState, error) {
+// logState loads the table (with the credentials its storage needs) and
+// lists its log: nil when there is no log to follow (not an EXTERNAL
+// Delta table any more, or no log yet: the table is what its create
+// said).
+func (s *Service) logState(ctx context.Context, c *icebergClient, ref Ref) (*logState, error) {
 	l, err := c.load(ctx, ref.Namespace, ref.Name, true)
 	if err != nil || !logSynced(l.Metadata.Properties()) {
 		return nil, err
@@ -171,14 +162,11 @@ func (s *Service) pending(ctx context.Context, c *icebergClient, ref Ref) (*logS
 	v, err := log.LatestVersion(ctx)
 	switch {
 	case errors.Is(err, deltalog.ErrNotFound):
-		return nil, nil // no commit yet: the table is what its create said
+		return nil, nil
 	case err != nil:
 		return nil, err
 	}
-	if done := int64Prop(l.Metadata.Properties(), PropSyncedVersion); done != nil && *done >= v {
-		return nil, nil
-	}
-	return &logState{table: l, fsF: fsF, log: log, version: v}, nil
+	return &logState{table: l, fsF: fsF, log: log, version: v, synced: int64Prop(l.Metadata.Properties(), PropSyncedVersion)}, nil
 }
 
 // lockKey is the store lock a table's Delta updates and syncs take.
@@ -316,6 +304,9 @@ func isConflict(err error) bool {
 // as Iceberg is 406 UnsupportedOperationException, a log or storage that
 // cannot be read is 502.
 func syncError(ref Ref, err error) error {
+	if err == nil {
+		return nil
+	}
 	name := qualified(ref.Namespace, ref.Name)
 	var de *Error
 	if !errors.As(err, &de) {

@@ -48,7 +48,6 @@ func tableOp(op string, ns []string, tbl string) icerest.Route {
 // do sends one request; a non-2xx answer becomes a Delta error, a 2xx body
 // is decoded into out when out is not nil.
 func (c *icebergClient) do(ctx context.Context, rt icerest.Route, body, out any, opt *request) error {
-	ctx = markOwn(ctx) // see Service.Refresh
 	var raw []byte
 	if body != nil {
 		b, err := json.Marshal(body)

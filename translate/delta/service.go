@@ -21,8 +21,16 @@ import (
 // catalogs' pipelines. The caller (the front door) has authenticated and
 // authorized the request and put the caller on ctx (caller.With).
 type Service struct {
+	// catalogs are the catalogs' pipelines as the doors reach them,
+	// through the log sync stage: Load answers with them, so a table
+	// whose truth is a Delta log is synced before it is answered.
 	catalogs *translate.Catalogs
-	store    Store
+	// own are the same pipelines beneath the log sync stage: every other
+	// call of the translator's, the sync's own among them, so a sync
+	// never re-enters the stage and the Delta API's own writes to an
+	// EXTERNAL table are not refused as Iceberg writes.
+	own   *translate.Catalogs
+	store Store
 	// StagedTTL is how long a staging table waits for its create.
 	StagedTTL time.Duration
 	// CredentialTTL is the expiration-time-ms lakegate reports for vended
@@ -34,10 +42,11 @@ type Service struct {
 	now        func() time.Time
 }
 
-// NewService translates onto p, keeping shared state in store.
-func NewService(p translate.Pipelines, store Store) *Service {
+// NewService translates onto p (the doors' pipelines) and beneath (the
+// same beneath the log sync stage), keeping shared state in store.
+func NewService(p, beneath translate.Pipelines, store Store) *Service {
 	return &Service{
-		catalogs: translate.NewCatalogs(p),
+		catalogs: translate.NewCatalogs(p), own: translate.NewCatalogs(beneath),
 		store:    store, StagedTTL: 24 * time.Hour, CredentialTTL: time.Hour, now: time.Now,
 	}
 }
@@ -71,8 +80,20 @@ func ParseSchema(s string) ([]string, error) {
 	return levels, nil
 }
 
-func (s *Service) client(ctx context.Context, catalog string) (*icebergClient, error) {
-	cl, err := s.catalogs.Client(catalog)
+// client is catalog's client for the translator's own calls, beneath
+// the log sync stage.
+func (s *Service) client(_ context.Context, catalog string) (*icebergClient, error) {
+	return clientOf(s.own, catalog)
+}
+
+// served is catalog's client as the doors reach it, through the log sync
+// stage: for the loads the Delta API answers with.
+func (s *Service) served(catalog string) (*icebergClient, error) {
+	return clientOf(s.catalogs, catalog)
+}
+
+func clientOf(cats *translate.Catalogs, catalog string) (*icebergClient, error) {
+	cl, err := cats.Client(catalog)
 	if err != nil {
 		return nil, catalogError(catalog, err)
 	}
@@ -86,9 +107,20 @@ func Etag(metadataLocation string) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-// Load answers loadTable.
+// Load answers loadTable (and UC's getTable and listTables) from a load
+// through the log sync stage: a table whose truth is a Delta log answers
+// its log's latest version.
 func (s *Service) Load(ctx context.Context, ref Ref) (*LoadTableResponse, error) {
-	c, err := s.client(ctx, ref.Catalog)
+	l, err := s.load(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	return response(l)
+}
+
+// load is the table as the doors see it, refused when it has no Delta side.
+func (s *Service) load(ctx context.Context, ref Ref) (*loaded, error) {
+	c, err := s.served(ref.Catalog)
 	if err != nil {
 		return nil, err
 	}
@@ -96,10 +128,7 @@ func (s *Service) Load(ctx context.Context, ref Ref) (*LoadTableResponse, error)
 	if err != nil {
 		return nil, err
 	}
-	if err := deltaTable(l.Metadata.Properties(), ref); err != nil {
-		return nil, err
-	}
-	return response(l)
+	return l, deltaTable(l.Metadata.Properties(), ref)
 }
 
 // exists answers tableExists.
@@ -305,7 +334,31 @@ func (s *Service) Create(ctx context.Context, ref Ref, req *CreateTableRequest) 
 	if err != nil {
 		return nil, err
 	}
-	return response(l)
+	return s.registered(ctx, c, Ref{Catalog: ref.Catalog, Namespace: ref.Namespace, Name: *req.Name}, l)
+}
+
+// registered answers a create. A table whose truth is a Delta log (an
+// EXTERNAL table registered by its location, often without columns) is
+// read from its log at once, by a load through the log sync stage as
+// every door's: the create's answer, and every reader after it, show the
+// log's columns and files, not what the create said. A log lakegate
+// cannot show undoes the registration: the table would fail every load.
+func (s *Service) registered(ctx context.Context, c *icebergClient, ref Ref, l *loaded) (*LoadTableResponse, error) {
+	if !logSynced(l.Metadata.Properties()) {
+		return response(l)
+	}
+	synced, err := s.load(ctx, ref)
+	if err == nil {
+		return response(synced)
+	}
+	e := AsError(err)
+	if e.Code == http.StatusNotAcceptable { // what Iceberg cannot show
+		e = invalidParam("the Delta log at %s cannot be registered: %s", l.Metadata.Location(), e.Message)
+	}
+	if derr := c.drop(ctx, ref.Namespace, ref.Name); derr != nil {
+		return nil, Errorf(e.Code, e.Type, "%s (and the table stays registered: dropping it failed: %s)", e.Message, AsError(derr).Message)
+	}
+	return nil, e
 }
 
 // StagedAt is the staging table allocated at location (no trailing
@@ -350,7 +403,7 @@ func (s *Service) commitStaged(ctx context.Context, c *icebergClient, ref Ref, n
 		return nil, err
 	}
 	_ = s.store.DeleteStaged(ctx, *st) // expires anyway; the table now exists
-	return response(l)
+	return s.registered(ctx, c, Ref{Catalog: ref.Catalog, Namespace: ref.Namespace, Name: name}, l)
 }
 
 // createUniform registers the Iceberg metadata a UniForm engine wrote, then
