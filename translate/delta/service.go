@@ -47,7 +47,7 @@ type Service struct {
 func NewService(p, beneath translate.Pipelines, store Store) *Service {
 	return &Service{
 		catalogs: translate.NewCatalogs(p), own: translate.NewCatalogs(beneath),
-		store:    store, StagedTTL: 24 * time.Hour, CredentialTTL: time.Hour, now: time.Now,
+		store: store, StagedTTL: 24 * time.Hour, CredentialTTL: time.Hour, now: time.Now,
 	}
 }
 
