@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"encoding/hex"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -188,13 +189,13 @@ func TestTracingSpanPerLayer(t *testing.T) {
 
 	loadID := traced(http.MethodGet, p+"/namespaces/ns/tables/t", "")
 	load := chain(loadID, "lakegate.iceberg", "lakegate.policy", "lakegate.cache", "lakegate.backend")
-	door, cacheSpan, call := load[1], load[2], load[3]
+	door, cacheSpan, backendCall := load[1], load[2], load[3]
 	assert.Equal(t, name, attr(door, "lakegate.catalog"))
 	assert.Equal(t, "loadTable", attr(door, "lakegate.operation"))
 	assert.Equal(t, "miss", attr(cacheSpan, "lakegate.cache"))
-	assert.Equal(t, tracepb.Span_SPAN_KIND_CLIENT, call.Kind)
-	assert.Equal(t, "closed", attr(call, "lakegate.breaker"))
-	assert.Equal(t, "00-"+loadID+"-"+hex.EncodeToString(call.SpanId)+"-01",
+	assert.Equal(t, tracepb.Span_SPAN_KIND_CLIENT, backendCall.Kind)
+	assert.Equal(t, "closed", attr(backendCall, "lakegate.breaker"))
+	assert.Equal(t, "00-"+loadID+"-"+hex.EncodeToString(backendCall.SpanId)+"-01",
 		seen.of("GET /v1/"+cat.Name()+"/namespaces/ns/tables/t"), "the backend continues the backend call's span")
 
 	commitID := traced(http.MethodPost, p+"/namespaces/ns/tables/t",
@@ -207,8 +208,15 @@ func TestTracingSpanPerLayer(t *testing.T) {
 	// The Delta door: its translator's calls run through the same pipeline.
 	// (tableExists answers for Delta tables only, so it loads the table.)
 	tables := base + "/api/2.1/unity-catalog/delta/v1/catalogs/" + name + "/schemas/ns/tables"
-	traced(http.MethodPost, tables, `{"name":"dt","location":"file://`+filepath.Join(cfg.Warehouse, "dt")+`","table-type":"EXTERNAL",`+
-		`"columns":{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}}]},"protocol":{"min-reader-version":1,"min-writer-version":2},"properties":{},"last-commit-timestamp-ms":1}`)
+	code, created := call(t, http.MethodPost, tables, json.RawMessage(`{"name":"dt","location":"file://`+filepath.Join(cfg.Warehouse, "dt")+`","table-type":"EXTERNAL",`+
+		`"columns":{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}}]},"protocol":{"min-reader-version":1,"min-writer-version":2},"properties":{},"last-commit-timestamp-ms":1}`))
+	require.Equal(t, http.StatusOK, code, "%v", created)
+	// The create read the (absent) log through the log sync stage, which
+	// left dt in the cache; a Delta update evicts it, so tableExists's
+	// load goes down to the backend.
+	code, out := updateTable(t, tables+"/dt", meta(created)["table-uuid"].(string),
+		map[string]any{"action": "set-properties", "updates": map[string]string{"k": "v"}})
+	require.Equal(t, http.StatusOK, code, "%v", out)
 	existsID := traced(http.MethodHead, tables+"/dt", "")
 	exists := chain(existsID, "lakegate.delta", "lakegate.policy", "lakegate.translate", "lakegate.cache", "lakegate.backend")
 	assert.Equal(t, "tableExists", attr(exists[1], "lakegate.operation"))
