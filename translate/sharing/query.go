@@ -2,6 +2,7 @@ package sharing
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"slices"
 	"strconv"
@@ -67,6 +68,13 @@ func (s *Server) open(ctx context.Context, req Request) (*loaded, history, error
 	if err != nil {
 		return nil, nil, err
 	}
+	if l.log != nil {
+		h, err := s.logHistory(ctx, l)
+		if !errors.Is(err, errNoLog) {
+			return l, h, err
+		}
+		l.log = nil
+	}
 	return l, lineage(l.tbl.Metadata(), l.tbl.MetadataLocation()), nil
 }
 
@@ -107,18 +115,23 @@ func (s *Server) serveTable(ctx context.Context, w http.ResponseWriter, r *http.
 		exp: s.now().Truncate(time.Second).Add(s.lifetime())}
 	rs.fileWriter = fileWriter{rs: rs, lines: pooledLines()}
 	defer rs.release()
+	// A table whose truth is its Delta log is answered from the log.
+	changes, snapshot := rs.changes, rs.snapshot
+	if l.log != nil {
+		changes, snapshot = rs.logChanges, rs.logSnapshot
+	}
 	switch {
 	case req.Route.Op == OpQueryChanges:
-		err = rs.changes(ctx, h, ch)
+		err = changes(ctx, h, ch)
 	case req.Route.Op == OpQueryTable && q.StartingVersion != nil:
 		end := h.latest().V
 		if q.EndingVersion != nil {
 			end = *q.EndingVersion
 		}
-		err = rs.changes(ctx, h, ChangesRequest{Start: Bound{Version: q.StartingVersion}, End: Bound{Version: &end},
+		err = changes(ctx, h, ChangesRequest{Start: Bound{Version: q.StartingVersion}, End: Bound{Version: &end},
 			HistoricalMetadata: true, asQuery: true})
 	default:
-		err = rs.snapshot(ctx, h, q, req.Route.Op == OpQueryTable)
+		err = snapshot(ctx, h, q, req.Route.Op == OpQueryTable)
 	}
 	if err != nil {
 		return err

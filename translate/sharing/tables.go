@@ -14,6 +14,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakegate/lakegate/translate"
+	"github.com/lakegate/lakegate/translate/delta"
+	"github.com/lakegate/lakegate/translate/deltalog"
 	"github.com/lakegate/lakegate/translate/sharing/fileurl"
 	"github.com/lakegate/lakegate/upstream/icerest"
 	"github.com/lakegate/lakegate/upstream/locations"
@@ -89,6 +91,11 @@ type loaded struct {
 	target Target
 	tbl    *table.Table
 	props  iceberg.Properties
+	// log is the table's Delta log when it is the table's truth (an
+	// EXTERNAL Delta table, see logtable.go), else nil; latest is its
+	// latest snapshot once logHistory has read it.
+	log    *deltalog.Log
+	latest *deltalog.Snapshot
 }
 
 // load runs LoadTable through the catalog's pipeline (so it is served
@@ -120,7 +127,8 @@ func (s *Server) load(ctx context.Context, t Target) (*loaded, error) {
 	}
 	// The table's files are read where their locations spell, as
 	// recipients' URLs serve them (fileurl.LocalPath).
-	fsF := fileurl.LiteralIOFunc(iceio.LoadFSFunc(props, res.MetadataLocation))
+	rawF := iceio.LoadFSFunc(props, res.MetadataLocation)
+	fsF := fileurl.LiteralIOFunc(rawF)
 	if rule := s.Catalogs.Locations(t.Catalog); rule != nil {
 		// Only files under the catalog's allowed locations are read, or
 		// served, whatever the metadata names.
@@ -129,9 +137,21 @@ func (s *Server) load(ctx context.Context, t Target) (*loaded, error) {
 				"the table's location is outside its catalog's allowed locations")
 		}
 		fsF = locations.ConfineFunc(fsF, rule)
+		rawF = locations.ConfineFunc(rawF, rule)
 	}
 	tbl := table.New(t.identifier(), meta, res.MetadataLocation, fsF, nil)
-	return &loaded{target: t, tbl: tbl, props: props}, nil
+	l := &loaded{target: t, tbl: tbl, props: props}
+	if delta.LogIsTruth(meta.Properties()) {
+		// The log's paths are URIs it decodes itself (deltalog.ResolvePath),
+		// so it reads through the plain (confined) file system, which also
+		// lists _delta_log.
+		fsys, err := rawF(ctx)
+		if err != nil {
+			return nil, s.storageError(err, "opening the storage of table %q failed", t.Table)
+		}
+		l.log = deltalog.New(strings.TrimSuffix(meta.Location(), "/"), fsys)
+	}
+	return l, nil
 }
 
 var vendedCredentials = http.Header{"X-Iceberg-Access-Delegation": {"vended-credentials"}}

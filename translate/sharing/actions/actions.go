@@ -63,6 +63,10 @@ type Table struct {
 type File struct {
 	URL  string // pre-signed URL handed to the recipient
 	Data iceberg.DataFile
+	// Log, when set, is the file as a Delta log lists it (a table whose
+	// truth is its log): its path, size, partition values and stats are
+	// the log's, and Data, Spec and Schema are not used.
+	Log  *LogFile
 	Spec iceberg.PartitionSpec // the spec the file was written with (its spec id)
 	// Schema names the stats and partition values. Pass the schema the
 	// metaData line was built from (normally the current one), not the

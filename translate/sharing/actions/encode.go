@@ -56,10 +56,10 @@ func (e *Encoder) appendFile(dst []byte, f Format, file File, kind fileKind, wit
 	if err := checkFormat(f); err != nil {
 		return dst, err
 	}
-	df := file.Data
-	if df == nil {
+	if file.Data == nil && file.Log == nil {
 		return dst, fmt.Errorf("actions: file %q has no data file", file.URL)
 	}
+	path, size := file.path(), file.size()
 	start := len(dst)
 	fail := func(err error) ([]byte, error) { return dst[:start], err }
 	var err error
@@ -69,15 +69,15 @@ func (e *Encoder) appendFile(dst []byte, f Format, file File, kind fileKind, wit
 		dst = append(dst, `":{"url":`...)
 		dst = jsonenc.AppendString(dst, file.URL)
 		dst = append(dst, `,"id":"`...)
-		dst = e.appendFileID(dst, df.FilePath())
+		dst = e.appendFileID(dst, path)
 		dst = append(dst, `","partitionValues":`...)
-		if dst, err = e.appendPartitionValues(dst, df, file.Spec, file.Schema); err != nil {
+		if dst, err = e.appendFilePartitionValues(dst, file); err != nil {
 			return fail(err)
 		}
 		dst = append(dst, `,"size":`...)
-		dst = strconv.AppendInt(dst, df.FileSizeBytes(), 10)
+		dst = strconv.AppendInt(dst, size, 10)
 		if kind != kindRemove {
-			if dst, err = e.appendQuotedStats(dst, `,"stats":`, df, file.Schema); err != nil {
+			if dst, err = e.appendFileStats(dst, file); err != nil {
 				return fail(err)
 			}
 		}
@@ -85,7 +85,7 @@ func (e *Encoder) appendFile(dst []byte, f Format, file File, kind fileKind, wit
 		return append(dst, "}}"...), nil
 	}
 	dst = append(dst, `{"file":{"id":"`...)
-	dst = e.appendFileID(dst, df.FilePath())
+	dst = e.appendFileID(dst, path)
 	dst = append(dst, '"')
 	dst = appendVersion(dst, file, withVersion)
 	if kind == kindRemove {
@@ -94,25 +94,25 @@ func (e *Encoder) appendFile(dst []byte, f Format, file File, kind fileKind, wit
 		dst = append(dst, `,"deletionTimestamp":`...)
 		dst = strconv.AppendInt(dst, file.Timestamp, 10)
 		dst = append(dst, `,"dataChange":true,"extendedFileMetadata":true,"partitionValues":`...)
-		if dst, err = e.appendPartitionValues(dst, df, file.Spec, file.Schema); err != nil {
+		if dst, err = e.appendFilePartitionValues(dst, file); err != nil {
 			return fail(err)
 		}
 		dst = append(dst, `,"size":`...)
-		dst = strconv.AppendInt(dst, df.FileSizeBytes(), 10)
+		dst = strconv.AppendInt(dst, size, 10)
 		return append(dst, "}}}}"...), nil
 	}
 	dst = append(dst, `,"deltaSingleAction":{"add":{"path":`...)
 	dst = jsonenc.AppendString(dst, file.URL)
 	dst = append(dst, `,"partitionValues":`...)
-	if dst, err = e.appendPartitionValues(dst, df, file.Spec, file.Schema); err != nil {
+	if dst, err = e.appendFilePartitionValues(dst, file); err != nil {
 		return fail(err)
 	}
 	dst = append(dst, `,"size":`...)
-	dst = strconv.AppendInt(dst, df.FileSizeBytes(), 10)
+	dst = strconv.AppendInt(dst, size, 10)
 	dst = append(dst, `,"modificationTime":`...)
-	dst = strconv.AppendInt(dst, file.Timestamp, 10)
+	dst = strconv.AppendInt(dst, file.modificationTime(), 10)
 	dst = append(dst, `,"dataChange":true`...)
-	if dst, err = e.appendQuotedStats(dst, `,"stats":`, df, file.Schema); err != nil {
+	if dst, err = e.appendFileStats(dst, file); err != nil {
 		return fail(err)
 	}
 	return append(dst, "}}}}"...), nil
