@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -238,4 +239,70 @@ func TestSharingExternalDeltaTableFromItsLog(t *testing.T) {
 		}
 		assert.ElementsMatch(t, []string{"remove@2:eu", "add@2:eu", "add@3:eu"}, kinds)
 	})
+}
+
+// A log written with table features (reader 3 / writer 7) is reported
+// with its own protocol by the Delta API (once synced) and by Sharing's
+// delta format, never as the 1/2 a registration without a protocol
+// implies; the parquet format still reads it (deletion vectors are
+// refused only in versions whose files have them).
+func TestExternalDeltaTableProtocolFromItsLog(t *testing.T) {
+	base, dir := deltaSharingGateway(t)
+	code, out := createSchema(t, base, "", map[string]any{"name": "sales", "catalog_name": "lake"})
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	loc := filepath.Join(dir, "features")
+	registerExternal(t, base, "features", loc)
+	a := writeIDs(t, loc, "region=eu/part-a.parquet", 1, 2)
+	const protocol37 = `{"protocol":{"minReaderVersion":3,"minWriterVersion":7,"readerFeatures":["deletionVectors"],` +
+		`"writerFeatures":["deletionVectors","invariants","appendOnly"]}}`
+	logCommit(t, loc, 0, protocol37, metaLine(idRegion), addLine(a, "eu", 2))
+
+	// An Iceberg reader syncs the table; the Delta API then answers the
+	// log's protocol.
+	ice := gatewayClient(t, base, "lake")
+	assert.Equal(t, map[int64]string{1: "eu", 2: "eu"}, icebergRows(t, ice, "features"))
+	code, out = call(t, http.MethodGet, base+deltaAPI+"/catalogs/lake/schemas/sales/tables/features", nil)
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	props := out["metadata"].(map[string]any)["properties"].(map[string]any)
+	assert.Equal(t, "3", props["delta.minReaderVersion"])
+	assert.Equal(t, "7", props["delta.minWriterVersion"])
+	assert.Equal(t, "supported", props["delta.feature.deletionVectors"])
+	assert.Equal(t, "supported", props["delta.feature.appendOnly"])
+
+	c := clientFromProfile(t, base+"/delta-sharing", recipientToken)
+	const tp = "/shares/demo/schemas/sales/tables/features"
+	r := c.do("GET", tp+"/metadata", map[string]string{"delta-sharing-capabilities": "responseformat=delta"}, "")
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	assert.Equal(t, map[string]any{"minReaderVersion": 3.0, "minWriterVersion": 7.0,
+		"readerFeatures": []any{"deletionVectors"}, "writerFeatures": []any{"deletionVectors", "invariants", "appendOnly"}},
+		protocolOf(t, r))
+	r = c.do("GET", tp+"/metadata", nil, "")
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	assert.Equal(t, map[string]any{"minReaderVersion": 1.0}, protocolOf(t, r))
+	// A client that lists its reader features without the log's is refused.
+	r = c.do("GET", tp+"/metadata", map[string]string{"delta-sharing-capabilities": "responseformat=delta;readerfeatures=columnmapping"}, "")
+	assert.Equal(t, http.StatusBadRequest, r.status, "%s", r.body)
+	assert.Contains(t, string(r.body), "deletionvectors")
+}
+
+// The UC Delta API's own example decimal, {"type":"decimal","precision":
+// 10,"scale":2}, is a column type like "decimal(10,2)": accepted by
+// createTable and answered back in the string form.
+func TestDeltaDecimalObjectForm(t *testing.T) {
+	base, dir := deltaGateway(t)
+	ice := gatewayClient(t, base, "lake")
+	require.NoError(t, ice.CreateNamespace(context.Background(), []string{"sales"}, nil))
+	cols := `{"type":"struct","fields":[{"name":"id","type":"long","nullable":false,"metadata":{}},` +
+		`{"name":"amount","type":{"type":"decimal","precision":10,"scale":2},"nullable":true,"metadata":{}}]}`
+	code, out := createEvents(t, base, dir, "money", map[string]any{"columns": json.RawMessage(cols)})
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	code, out = call(t, http.MethodGet, base+deltaAPI+"/catalogs/lake/schemas/sales/tables/money", nil)
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	fields := out["metadata"].(map[string]any)["columns"].(map[string]any)["fields"].([]any)
+	assert.Equal(t, "decimal(10,2)", fields[1].(map[string]any)["type"])
+
+	cols = `{"type":"struct","fields":[{"name":"amount","type":{"type":"decimal","precision":40,"scale":2},"nullable":true,"metadata":{}}]}`
+	code, out = createEvents(t, base, dir, "bad", map[string]any{"columns": json.RawMessage(cols)})
+	assert.Equal(t, http.StatusBadRequest, code, "%v", out)
+	assert.Contains(t, errMessage(out), "precision must be between 1 and 38")
 }

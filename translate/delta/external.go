@@ -229,9 +229,9 @@ func (sy *logSync) files(ctx context.Context, l *loaded, fsF fsFunc) error {
 	if err != nil {
 		return err
 	}
-	ups := appendProps(nil, m, map[string]string{
-		PropSyncedVersion: strconv.FormatInt(sy.snap.Version, 10), table.DefaultNameMappingKey: nm,
-	}, nil)
+	set := SyncedProperties(sy.snap)
+	set[PropSyncedVersion], set[table.DefaultNameMappingKey] = strconv.FormatInt(sy.snap.Version, 10), nm
+	ups := appendProps(nil, m, set, nil)
 	current, err := currentFiles(ctx, l, fsF)
 	if err != nil {
 		return err

@@ -220,7 +220,8 @@ func (d dialect) checkKeys(obj map[string]json.RawMessage, path string) error {
 	if !d.client {
 		return nil
 	}
-	known := []string{"name", "type", "nullable", "metadata", "fields", d.elementType, d.containsNull, d.keyType, d.valueType, d.valueContainsNull}
+	known := []string{"name", "type", "nullable", "metadata", "fields", d.elementType, d.containsNull, d.keyType, d.valueType, d.valueContainsNull,
+		"precision", "scale"}
 	for key := range obj {
 		if slices.Contains(known, key) {
 			continue
@@ -445,6 +446,8 @@ func parseType(raw json.RawMessage, path string, d dialect) (DataType, error) {
 			return nil, err
 		}
 		return MapType{KeyType: key, ValueType: val, ValueContainsNull: vcn}, nil
+	case "decimal":
+		return parseDecimalObject(obj, path)
 	case "variant":
 		// The protocol's variant example nests {"type":"variant"} as an
 		// array element; it is the same type as the bare string.
@@ -479,6 +482,51 @@ func parsePrimitive(s, path string) (DataType, error) {
 		return d, nil
 	}
 	return nil, fmt.Errorf("schema: column %q: unknown type %q", path, s)
+}
+
+// parseDecimalObject reads the UC Delta API's object form of a decimal,
+// {"type":"decimal","precision":10,"scale":2} (DeltaDecimalType in
+// uc-delta-api.yaml, whose discriminator maps "decimal" to it): the same
+// type as "decimal(10,2)", which is how it is written back. Both numbers
+// are required integers, within the string form's limits.
+func parseDecimalObject(obj map[string]json.RawMessage, path string) (DataType, error) {
+	var d DecimalType
+	for _, f := range []struct {
+		key string
+		dst *int
+	}{{"precision", &d.Precision}, {"scale", &d.Scale}} {
+		raw, ok := obj[f.key]
+		if !ok {
+			return nil, fmt.Errorf("schema: column %q: decimal missing %q", path, f.key)
+		}
+		n, ok := jsonInt32(raw)
+		if !ok {
+			return nil, fmt.Errorf("schema: column %q: decimal %q must be an integer, not %s", path, f.key, raw)
+		}
+		*f.dst = n
+	}
+	if err := d.validate(); err != nil {
+		return nil, fmt.Errorf("schema: column %q: %w", path, err)
+	}
+	return d, nil
+}
+
+// jsonInt32 reads a JSON number that is an integer in int32's range. It
+// decodes into any, not json.Number, which would also take "10" (a
+// string).
+func jsonInt32(raw json.RawMessage) (int, bool) {
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if dec.Decode(&v) != nil {
+		return 0, false
+	}
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0, false
+	}
+	i, err := strconv.ParseInt(string(n), 10, 32)
+	return int(i), err == nil
 }
 
 // validate applies Delta's (and Iceberg's) decimal limits.

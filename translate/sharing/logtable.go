@@ -142,7 +142,7 @@ func (rs *response) logFileLine(ctx context.Context, line func(*actions.Encoder,
 // change range decides on its end). withProtocol is false for the
 // historical metaData lines of a change range.
 func (rs *response) logHeader(head, decide *deltalog.Snapshot, withProtocol bool) error {
-	f, err := chooseLogFormat(rs.caps, decide.Protocol, rs.req.Route.Table)
+	f, err := chooseLogFormat(rs.caps, decide, rs.req.Route.Table)
 	if err != nil {
 		return err
 	}
@@ -169,13 +169,13 @@ func logTable(name string, snap *deltalog.Snapshot) actions.LogTable {
 
 // chooseLogFormat follows the capabilities header as chooseFormat does:
 // parquet unless the client takes delta and either asked for it alone or
-// the log's protocol needs a Delta reader; a client that lists its reader
+// the table needs a Delta reader (LogNeedsDelta); a client that lists its reader
 // features must list every one the log's protocol names.
-func chooseLogFormat(c Capabilities, p deltalog.Protocol, name string) (actions.Format, error) {
-	need := actions.LogNeedsDelta(p)
+func chooseLogFormat(c Capabilities, snap *deltalog.Snapshot, name string) (actions.Format, error) {
+	need := actions.LogNeedsDelta(snap.Protocol, snap.Metadata)
 	switch {
 	case c.accepts(actions.Delta) && (need != "" || !c.accepts(actions.Parquet)):
-		return actions.Delta, missingLogFeatures(c, p)
+		return actions.Delta, missingLogFeatures(c, snap.Protocol)
 	case need != "":
 		return "", badParam("table %q cannot be read in parquet format: %s; ask for responseformat=delta", name, need)
 	}

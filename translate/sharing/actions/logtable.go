@@ -1,9 +1,9 @@
 package actions
 
 import (
-	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/lakegate/lakegate/internal/jsonenc"
 	"github.com/lakegate/lakegate/translate/deltalog"
@@ -117,16 +117,22 @@ func LogProtocol(f Format, t LogTable) ([]byte, error) {
 }
 
 // LogNeedsDelta says why a log's table cannot be answered in parquet
-// format, or "": a reader version above 1 (column mapping, timestamp
-// without zone, deletion vectors, ...) is a Delta reader's to honour.
-func LogNeedsDelta(p deltalog.Protocol) string {
-	if p.MinReaderVersion <= 1 {
-		return ""
+// format, or "": column mapping (files carry physical names), or a type
+// the parquet format's schema cannot carry (timestamp without zone,
+// variant). Other reader features are the server's to honour while it
+// reads the log (v2 checkpoints, vacuum protocol checks), or are refused
+// where they matter (a version with deletion vectors).
+func LogNeedsDelta(p deltalog.Protocol, m deltalog.Metadata) string {
+	if mode := m.Configuration["delta.columnMapping.mode"]; mode == "name" || mode == "id" {
+		return "its Delta log maps columns (delta.columnMapping.mode=" + mode + ")"
 	}
-	if len(p.ReaderFeatures) > 0 {
-		return fmt.Sprintf("its Delta log needs reader features %v", p.ReaderFeatures)
+	for _, f := range p.ReaderFeatures {
+		switch strings.TrimSuffix(f, "-preview") {
+		case "timestampNtz", "variantType", "variantShredding":
+			return "its Delta log needs reader feature " + f
+		}
 	}
-	return fmt.Sprintf("its Delta log needs reader version %d", p.MinReaderVersion)
+	return ""
 }
 
 // LogMetadata builds the metaData line of a log's table: the log's id,
