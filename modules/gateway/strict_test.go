@@ -170,6 +170,11 @@ func TestAmbiguousBodiesDeltaDoors(t *testing.T) {
 		{"UC createSchema escaped duplicate", unityAPI + "/schemas", `{"name":"s2","n\u0061me":"s3","catalog_name":"lake"}`, `duplicate key "name"`},
 		{"UC createCatalog NAME", unityAPI + "/catalogs", `{"name":"lake","NAME":"other"}`, `"NAME"`},
 		{"UC createSchema trailing data", unityAPI + "/schemas", `{"name":"s2","catalog_name":"lake"} {}`, "trailing data"},
+		// Names are never repaired into U+FFFD: a name that is not UTF-8,
+		// or a lone surrogate escape, is refused as the other doors refuse it.
+		{"UC createSchema invalid UTF-8 name", unityAPI + "/schemas", "{\"name\":\"s\xff\",\"catalog_name\":\"lake\"}", "UTF-8"},
+		{"UC createTable lone surrogate name", unityAPI + "/tables", `{"name":"u\ud800",` + table[len(`"name":"u1",`):] + `}`, "surrogate"},
+		{"UC createCatalog invalid UTF-8 comment", unityAPI + "/catalogs", "{\"name\":\"c2\",\"comment\":\"\xc3\"}", "UTF-8"},
 	} {
 		status, b := do(t, http.MethodPost, base+tc.path, "", tc.body, nil)
 		var out struct {
