@@ -8,8 +8,11 @@
 # `local`, its Iceberg REST API for PyIceberg to write the tables, and
 # Delta Sharing at /delta-sharing) on port base+85 (admin base+105), makes
 # the recipient's profile file with `caddy sharing-profile`, and runs the
-# tests. Prints per response format and then one line:
+# tests (test_pandas.py on PyIceberg-written tables, test_delta_rs.py on
+# delta-rs-written EXTERNAL ones). Prints per response format and then one
+# line per file:
 #   sharing/pandas: N passed, N failed, N skipped
+#   sharing/delta-rs: N passed, N failed, N skipped
 # (skipped includes the strict xfails of expected-failures.txt). Exits
 # non-zero on any other failure or error.
 # Logs: $INTEROP_WORK/sharing.log; pytest output and JUnit XML in
@@ -59,14 +62,23 @@ if ! "$LAKEGATE_BIN" sharing-profile --endpoint "http://127.0.0.1:$PORT_SHARING/
 	exit 1
 fi
 export LAKEGATE_SHARING_URI="http://127.0.0.1:$PORT_SHARING" LAKEGATE_SHARING_PROFILE="$PROFILE" \
-	LAKEGATE_SHARING_OTHER_TOKEN="$OTHER_TOKEN"
+	LAKEGATE_SHARING_OTHER_TOKEN="$OTHER_TOKEN" \
+	LAKEGATE_SHARING_WAREHOUSE="$INTEROP_WORK/data-sharing/local/warehouse" # start_lakegate's LAKEGATE_DATA
 
 xml=$SH_WORK/pandas.xml
 run_pytest sharing/pandas "$HERE" test_pandas.py "$xml" "$SH_WORK/pandas.out" "$PY" || rc=1
 if ! "$PY" "$HERE/summarize.py" pandas "$xml" >"$SH_WORK/summary-pandas.txt"; then
 	rc=1
 fi
+# delta-rs-written EXTERNAL tables (test_delta_rs.py), its own line.
+xml=$SH_WORK/delta-rs.xml
+run_pytest sharing/delta-rs "$HERE" test_delta_rs.py "$xml" "$SH_WORK/delta-rs.out" "$PY" || rc=1
+if ! "$PY" "$HERE/summarize.py" delta-rs "$xml" >"$SH_WORK/summary-delta-rs.txt"; then
+	rc=1
+fi
 echo "sharing: took $((SECONDS - started))s" >&2
-sed '$d' "$SH_WORK/summary-pandas.txt"
-report "$(tail -n 1 "$SH_WORK/summary-pandas.txt" 2>/dev/null || echo "sharing/pandas: did not run")"
+for suite in pandas delta-rs; do
+	sed '$d' "$SH_WORK/summary-$suite.txt"
+	report "$(tail -n 1 "$SH_WORK/summary-$suite.txt" 2>/dev/null || echo "sharing/$suite: did not run")"
+done
 exit $rc
