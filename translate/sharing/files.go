@@ -206,21 +206,9 @@ func changesHead(h history, first, last int, historical bool) (head, decide vers
 // has none); with includeHistoricalMetadata, a metaData line at each
 // version whose schema differs from the one before.
 func (rs *response) changes(ctx context.Context, h history, c ChangesRequest) error {
-	from, to, err := changeRange(h, c, rs.s.now())
+	from, first, last, err := rs.changeIndexes(h, c, "metadata file")
 	if err != nil {
 		return err
-	}
-	first, err := h.index(from)
-	if err != nil {
-		return err
-	}
-	last, err := h.index(to)
-	if err != nil {
-		return err
-	}
-	if n := last - first + 1; n > rs.s.maxVersions() {
-		return badParam("versions %d to %d of table %q are %d versions; lakegate reads at most %d per request "+
-			"(each is one metadata file): ask for a shorter range", from, to, rs.l.target.Table, n, rs.s.maxVersions())
 	}
 	lo := max(first-1, 0) // the version before the range: what the first one changed
 	if err := rs.s.resolveAll(ctx, rs.l, h, lo, last); err != nil {
@@ -292,6 +280,27 @@ func (rs *response) fileChanges(ctx context.Context, fs iceio.IO, v version, sna
 		}
 	}
 	return nil
+}
+
+// changeIndexes resolves a change range to the positions in h of its
+// first and last versions (and its starting version), refusing a range
+// longer than max_change_versions: each version costs one read (unit).
+func (rs *response) changeIndexes(h history, c ChangesRequest, unit string) (from int64, first, last int, err error) {
+	from, to, err := changeRange(h, c, rs.s.now())
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	if first, err = h.index(from); err != nil {
+		return 0, 0, 0, err
+	}
+	if last, err = h.index(to); err != nil {
+		return 0, 0, 0, err
+	}
+	if n := last - first + 1; n > rs.s.maxVersions() {
+		return 0, 0, 0, badParam("versions %d to %d of table %q are %d versions; lakegate reads at most %d per request "+
+			"(each is one %s): ask for a shorter range", from, to, rs.l.target.Table, n, rs.s.maxVersions(), unit)
+	}
+	return from, first, last, nil
 }
 
 // changeRange resolves a range's bounds. A starting timestamp in the future

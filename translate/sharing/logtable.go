@@ -208,21 +208,9 @@ func missingLogFeatures(c Capabilities, p deltalog.Protocol) error {
 // files, so it gets them. With includeHistoricalMetadata, a metaData line
 // at each commit that changed the metadata.
 func (rs *response) logChanges(ctx context.Context, h history, c ChangesRequest) error {
-	from, to, err := changeRange(h, c, rs.s.now())
+	from, first, last, err := rs.changeIndexes(h, c, "commit file")
 	if err != nil {
 		return err
-	}
-	first, err := h.index(from)
-	if err != nil {
-		return err
-	}
-	last, err := h.index(to)
-	if err != nil {
-		return err
-	}
-	if n := last - first + 1; n > rs.s.maxVersions() {
-		return badParam("versions %d to %d of table %q are %d versions; lakegate reads at most %d per request "+
-			"(each is one commit file): ask for a shorter range", from, to, rs.l.target.Table, n, rs.s.maxVersions())
 	}
 	headV, decideV := changesHead(h, first, last, c.HistoricalMetadata)
 	head, err := rs.logAt(ctx, headV.V)
