@@ -37,14 +37,11 @@ func deltaSharingGateway(t *testing.T) (base, dir string) {
 	return base, dir
 }
 
-// registerExternal registers an EXTERNAL Delta table at loc through UC's
+// mustRegisterExternal registers an EXTERNAL Delta table at loc through UC's
 // createTable without columns, as UC's connectors do.
-func registerExternal(t *testing.T, base, name, loc string) {
+func mustRegisterExternal(t *testing.T, base, name, loc string) {
 	t.Helper()
-	code, out := ucCall(t, http.MethodPost, base+unityAPI+"/tables", "", map[string]any{
-		"name": name, "catalog_name": "lake", "schema_name": "sales", "table_type": "EXTERNAL",
-		"data_source_format": "DELTA", "storage_location": "file:" + loc, "properties": map[string]string{},
-		"columns": []any{}})
+	code, out := registerExternal(t, base, name, loc)
 	require.Equal(t, http.StatusOK, code, "%v", out)
 }
 
@@ -148,7 +145,7 @@ func TestSharingExternalDeltaTableFromItsLog(t *testing.T) {
 	code, out := createSchema(t, base, "", map[string]any{"name": "sales", "catalog_name": "lake"})
 	require.Equal(t, http.StatusOK, code, "%v", out)
 	loc := filepath.Join(dir, "events")
-	registerExternal(t, base, "events", loc)
+	mustRegisterExternal(t, base, "events", loc)
 	c := clientFromProfile(t, base+"/delta-sharing", recipientToken)
 	const tp = "/shares/demo/schemas/sales/tables/events"
 	delta := map[string]string{"delta-sharing-capabilities": "responseformat=delta"}
@@ -251,7 +248,7 @@ func TestExternalDeltaTableProtocolFromItsLog(t *testing.T) {
 	code, out := createSchema(t, base, "", map[string]any{"name": "sales", "catalog_name": "lake"})
 	require.Equal(t, http.StatusOK, code, "%v", out)
 	loc := filepath.Join(dir, "features")
-	registerExternal(t, base, "features", loc)
+	mustRegisterExternal(t, base, "features", loc)
 	a := writeIDs(t, loc, "region=eu/part-a.parquet", 1, 2)
 	const protocol37 = `{"protocol":{"minReaderVersion":3,"minWriterVersion":7,"readerFeatures":["deletionVectors"],` +
 		`"writerFeatures":["deletionVectors","invariants","appendOnly"]}}`
