@@ -24,6 +24,9 @@
 #            base+122); base+53 its reference REST server (base+54 spare)
 #   base+60  lakegate, interop/delta-clients (admin base+123); base+61, base+62
 #            its two replicas on one PostgreSQL catalog (admin base+124, base+125)
+#   base+70  lakegate, interop/engines: root Caddyfile (admin base+126); base+71
+#            interop/unified (admin base+127); base+72 examples/policy (admin
+#            base+128), whose `remote` upstream base+73 nobody serves
 #   base+20  Nessie (HTTP); base+21 Nessie management
 #   base+30  the S3 object store Nessie writes to
 #   base+100.. admin endpoints of the gateways above (base+100+n for gateway n)
