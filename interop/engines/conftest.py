@@ -120,11 +120,11 @@ def oracle_create(t, table):
 
 # --- the engines: create, insert, read (at a snapshot: time travel)
 
-def _run(cmd, stdin=None, cwd=None, env=None):
+def _run(label, cmd, stdin=None, cwd=None, env=None):
+    """Runs an engine's process; its stdout, or a failure with the end of its stderr."""
     p = subprocess.run(cmd, input=stdin, cwd=cwd, env=env, capture_output=True, text=True, timeout=CALL_TIMEOUT)
     if p.returncode != 0:
-        raise AssertionError(f"{os.path.basename(cmd[-1] if cmd[0].endswith('python') else cmd[0])} "
-                             f"exited {p.returncode}: {p.stderr.strip()[-2000:]}")
+        raise AssertionError(f"{label} exited {p.returncode}: {p.stderr.strip()[-2000:]}")
     return p.stdout
 
 
@@ -136,7 +136,7 @@ class ClickHouse:
 
     def sql(self, t, *statements):
         cfg = {"uri": t.uri, "warehouse": t.warehouse, "credential": t.credential, "statements": list(statements)}
-        out = _run([sys.executable, os.path.join(HERE, "chdb_run.py")], stdin=json.dumps(cfg), cwd=t.data)
+        out = _run("chdb_run.py", [sys.executable, os.path.join(HERE, "chdb_run.py")], stdin=json.dumps(cfg), cwd=t.data)
         return json.loads(out)
 
     def ident(self, t, table):
@@ -234,7 +234,7 @@ class IceRust:
         env.pop("ICEBERG_CREDENTIAL", None)
         if t.credential:
             env["ICEBERG_CREDENTIAL"] = t.credential
-        return _run([binary, args[0], t.ns, *args[1:]], env=env)
+        return _run("icerust", [binary, args[0], t.ns, *args[1:]], env=env)
 
     def create(self, t, table):
         self.run(t, "create", table)
@@ -278,8 +278,8 @@ def engines():
 
 @pytest.fixture(scope="session")
 def namespaces():
-    """Creates each target's namespace once (PyIceberg), before any engine
-    writes into it; returns the targets it could create it on."""
+    """A function that creates a target's namespace (PyIceberg) the first
+    time a test asks for that target, before any engine writes into it."""
     made = {}
 
     def ensure(t):
