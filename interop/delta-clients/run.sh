@@ -75,16 +75,21 @@ xmls=("$DC_WORK/clients.xml")
 if [ -n "${LAKEGATE_TEST_POSTGRES:-}" ]; then
 	FRESH_WH=$DC_WORK/fresh-warehouse
 	mkdir -p "$FRESH_WH"
+	# A catalog of its own per run: the PostgreSQL database outlives the
+	# run, and a namespace an earlier run created there has its location
+	# in that run's warehouse.
+	FRESH_CATALOG=fresh_$(date +%s)_$$
 	for n in 1 2; do
 		p=$(port $((60 + n)))
 		if ! start_lakegate "delta-clients-r$n" interop/delta-clients/Caddyfile.replicas "$p" "$(port $((123 + n)))" \
-			SHARE_TOKEN="$SHARE_TOKEN" LAKEGATE_SHARING_KEY="$SHARING_KEY" FRESH_WAREHOUSE="$FRESH_WH" \
+			SHARE_TOKEN="$SHARE_TOKEN" LAKEGATE_SHARING_KEY="$SHARING_KEY" FRESH_WAREHOUSE="$FRESH_WH" FRESH_CATALOG="$FRESH_CATALOG" \
 			LAKEGATE_CATALOG_DSN="$LAKEGATE_TEST_POSTGRES"; then
 			report "delta-clients: did not run (replica $n did not start, see $INTEROP_WORK/delta-clients-r$n.log)"
 			exit 1
 		fi
 	done
-	export DC_REPLICAS="http://127.0.0.1:$PORT_R1,http://127.0.0.1:$PORT_R2" DC_REPLICA_WAREHOUSE=$FRESH_WH
+	export DC_REPLICAS="http://127.0.0.1:$PORT_R1,http://127.0.0.1:$PORT_R2" DC_REPLICA_WAREHOUSE=$FRESH_WH \
+		DC_FRESH_CATALOG=$FRESH_CATALOG
 	xmls+=("$DC_WORK/freshness.xml")
 else
 	echo "delta-clients: LAKEGATE_TEST_POSTGRES is not set: the freshness check through two replicas does not run (.ci/run sets it)" >&2

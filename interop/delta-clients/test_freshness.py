@@ -22,7 +22,7 @@ from conftest import DELTA, NS, UC, Table, batch, http, register_uc, unique
 REPLICAS = [u for u in os.environ.get("DC_REPLICAS", "").split(",") if u]
 WAREHOUSE = os.environ.get("DC_REPLICA_WAREHOUSE", "")
 TOKEN = os.environ.get("DC_SHARE_TOKEN", "")
-CATALOG, SHARE = "fresh", "clients"
+CATALOG, SHARE = os.environ.get("DC_FRESH_CATALOG", "fresh"), "clients"
 COMMITS = 13  # 13 commits x 4 loads x 2 replicas = 104 loads per API
 LOADS = 4
 
