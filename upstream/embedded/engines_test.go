@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -151,4 +152,25 @@ func mustField(t *testing.T, b []byte, name string) json.RawMessage {
 	var m map[string]json.RawMessage
 	require.NoError(t, json.Unmarshal(b, &m))
 	return m[name]
+}
+
+// DuckDB's CTAS: a staged create, then manifests written into
+// <location>/metadata/ before the commit, on a local file system that
+// creates no parent folders. The staged create makes that folder (and
+// nothing else: no table, no metadata file).
+func TestStagedCreateMakesTheMetadataFolder(t *testing.T) {
+	cat, srv := serve(t, testConfig(t, embedded.SQLite))
+	c := rawClient{srv: srv, prefix: url.PathEscape(cat.Name())}
+	c.post(t, "/v1/{p}/namespaces", `{"namespace":["ns"]}`)
+	b := c.post(t, "/v1/{p}/namespaces/ns/tables", `{"name":"ctas","stage-create":true,"schema":`+badInputSchema+`}`)
+	var staged struct {
+		Metadata struct{ Location string } `json:"metadata"`
+	}
+	require.NoError(t, json.Unmarshal(b, &staged))
+	dir := strings.TrimPrefix(staged.Metadata.Location, "file://") + "/metadata"
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err, "the metadata folder exists")
+	require.Empty(t, entries, "nothing is written into it")
+	rsp, _ := c.do(t, http.MethodGet, "/v1/{p}/namespaces/ns/tables/ctas", nil)
+	require.Equal(t, http.StatusNotFound, rsp.StatusCode, "no table was created")
 }

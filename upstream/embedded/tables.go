@@ -13,6 +13,8 @@ import (
 	"iter"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/apache/iceberg-go"
@@ -176,7 +178,23 @@ func (c *Catalog) stageCreate(w http.ResponseWriter, r *http.Request, id table.I
 	if err != nil {
 		return badRequest("%v", err)
 	}
+	if err := makeMetadataDir(loc); err != nil {
+		return err
+	}
 	return c.writeTable(w, r, "", meta)
+}
+
+// makeMetadataDir creates a staged table's metadata folder on a local
+// file system (loc is allowed: newTableLocation checked it). A staged
+// create writes nothing, but DuckDB's CTAS then writes its manifests into
+// <location>/metadata/ before the commit, and its local file system
+// creates no parent folders. Object stores have no folders to make.
+func makeMetadataDir(loc string) error {
+	u, err := url.Parse(loc)
+	if err != nil || u.Scheme != "file" {
+		return nil
+	}
+	return os.MkdirAll(filepath.Join(u.Path, "metadata"), 0o755)
 }
 
 // newTableLocation is where a created table goes: the requested location,
