@@ -126,22 +126,38 @@ def duck(lake):
     con.close()
 
 
-def test_duckdb_lists(lake, duck):
-    def listed(con):
-        return {r[2] for r in con.execute("SHOW ALL TABLES").fetchall() if r[0] == "lg" and r[1] == NS}
-
-    want = {t.name for t in lake.values()}
-    names = listed(duck)
-    if not want <= names:
-        # Seen now and then (3 of 8 runs, 2026-12-04): DuckDB lists none of
-        # the schema's tables while its SELECTs of them work. Once more on a
-        # fresh connection; if that misses them too, the message says what
-        # lakegate's listTables answered, to tell whose the miss is.
+def _duckdb_listing(q):
+    """In a child process: the tables a fresh DuckDB lists in schema NS."""
+    try:
         con = duckdb_connection()
-        try:
-            names = listed(con)
-        finally:
-            con.close()
+        q.put(sorted(r[2] for r in con.execute("SHOW ALL TABLES").fetchall() if r[0] == "lg" and r[1] == NS))
+    except BaseException as e:  # noqa: BLE001 (the parent reports it)
+        q.put(f"{type(e).__name__}: {e}")
+
+
+def test_duckdb_lists(lake, duck):
+    names = {r[2] for r in duck.execute("SHOW ALL TABLES").fetchall() if r[0] == "lg" and r[1] == NS}
+    want = {t.name for t in lake.values()}
+    # Seen in 4 of 12 runs (2026-12-04): DuckDB 1.5.5 lists none of the
+    # schema's tables although lakegate answered its listTables with the
+    # same bytes as for every other client (access log: one 200 of equal
+    # size), and a later listing in the same process makes no request at
+    # all (DuckDB keeps the catalog's listing per process). So a listing
+    # that misses them is asked again in fresh processes, twice; if those
+    # miss them too, the message says what lakegate's listTables answers.
+    import multiprocessing as mp
+
+    ctx = mp.get_context("spawn")
+    for _ in range(2):
+        if want <= names:
+            break
+        q = ctx.Queue()
+        child = ctx.Process(target=_duckdb_listing, args=(q,))
+        child.start()
+        got = q.get(timeout=120)
+        child.join()
+        assert not isinstance(got, str), got
+        names = set(got)
     uc = {t["name"] for t in http("GET", f"{UC}/tables?catalog_name={CATALOG}&schema_name={NS}").json()["tables"]}
     assert want <= names, f"DuckDB lists {sorted(names)}; lakegate's listTables answers {sorted(uc)}"
 
