@@ -84,7 +84,7 @@ var (
 
 var collectors = []prometheus.Collector{
 	requests, requestDuration, backendDuration, breakerState, breakerTransitions, cacheResults, cacheNotModified,
-	cacheInvalidations, replays, policyDecisions, policyDuration, tokens, sharingFiles, sharingBytes,
+	cacheInvalidations, replays, policyDecisions, policyDuration, tokens, sharingFiles, sharingBytes, buildInfo,
 }
 
 // Register puts lakegate's collectors on reg. Registering them again on
