@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	_ "embed"
 	"fmt"
@@ -167,13 +168,44 @@ func (a *App) readiness(ctx context.Context, catalogs []CatalogConfig) []catalog
 	var wg sync.WaitGroup
 	for i, cc := range catalogs {
 		cat, ok := a.backends[cc.Name]
-		if !ok {
+		switch {
+		case !ok:
 			out[i] = catalogReady{Name: cc.Name, Breaker: "unknown", Reason: "not provisioned"}
-			continue
+		case cc.Unified != nil:
+			wg.Go(func() { out[i] = a.unifiedReadiness(ctx, cc, scrub) })
+		default:
+			wg.Go(func() { out[i] = catalogReadiness(ctx, cc.Name, cat, scrub) })
 		}
-		wg.Go(func() { out[i] = catalogReadiness(ctx, cc.Name, cat, scrub) })
 	}
 	wg.Wait()
+	return out
+}
+
+// unifiedReadiness: a unified catalog is ready when each of its members
+// is, since any request may be a member's; it has no breaker of its own
+// ("members"), and the reason names the members that are not ready.
+func (a *App) unifiedReadiness(ctx context.Context, cc CatalogConfig, scrub func(string) string) catalogReady {
+	members := a.readiness(ctx, a.membersOf(cc))
+	c := catalogReady{Name: cc.Name, Ready: true, Breaker: "members"}
+	var down []string
+	for _, m := range members {
+		if !m.Ready {
+			c.Ready = false
+			down = append(down, fmt.Sprintf("member %s: %s", m.Name, cmp.Or(m.Reason, "not ready")))
+		}
+	}
+	c.Reason = strings.Join(down, "; ")
+	return c
+}
+
+// membersOf are the configs of a unified catalog's member catalogs.
+func (a *App) membersOf(cc CatalogConfig) []CatalogConfig {
+	var out []CatalogConfig
+	for _, name := range cc.Unified.Members() {
+		if i := slices.IndexFunc(a.Catalogs, func(m CatalogConfig) bool { return m.Name == name }); i >= 0 {
+			out = append(out, a.Catalogs[i])
+		}
+	}
 	return out
 }
 

@@ -699,3 +699,27 @@ func TestStatusHandler(t *testing.T) {
 	adapted := adapt(t, []byte("http://:8181 {\n\tlakegate_status lake.internal\n\tlakegate_iceberg\n}\n"))
 	assert.Contains(t, string(adapted), `{"handler":"lakegate_status","hosts":["lake.internal"]}`)
 }
+
+// A unified catalog is ready only when its members are (issue 39): with
+// its one member's backend down, ?catalog=<unified> is 503 and names it.
+func TestStatusReadyUnifiedFollowsItsMembers(t *testing.T) {
+	dead := freeAddr(t) // nothing listens there
+	_, admin := statusGateway(t, map[string]any{"catalogs": []any{
+		remote("gone", "http://"+dead, nil),
+		map[string]any{"name": "all", "unified": map[string]any{"default": "gone"}},
+	}})
+	status, rd := readyAt(t, admin, "?catalog=all")
+	assert.Equal(t, http.StatusServiceUnavailable, status, "%+v", rd)
+	require.Len(t, rd.Catalogs, 1)
+	assert.False(t, rd.Catalogs[0].Ready)
+	assert.Equal(t, "members", rd.Catalogs[0].Breaker)
+	assert.Contains(t, rd.Catalogs[0].Reason, "member gone: breaker closed, probe failed")
+
+	_, admin = statusGateway(t, map[string]any{"catalogs": []any{
+		embeddedCatalog(t, "here"),
+		map[string]any{"name": "all", "unified": map[string]any{"default": "here"}},
+	}})
+	status, rd = readyAt(t, admin, "?catalog=all")
+	assert.Equal(t, http.StatusOK, status, "%+v", rd)
+	assert.True(t, rd.Catalogs[0].Ready)
+}
