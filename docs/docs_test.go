@@ -323,6 +323,11 @@ func TestRelativeLinks(t *testing.T) {
 		dir := filepath.Dir(filepath.Join(root, d.file))
 		for n, line := range d.prose {
 			line = codeSpan.ReplaceAllString(line, "")
+			if strings.Contains(link.ReplaceAllString(line, ""), "](") {
+				// A target not closed on its line: markdown shows the
+				// rest of the paragraph as the link's URL.
+				t.Errorf("%s:%d: a link whose target is not closed on its line", d.file, n)
+			}
 			for _, m := range link.FindAllStringSubmatch(line, -1) {
 				target := m[1]
 				if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
