@@ -5,6 +5,7 @@ package gateway
 //go:generate go run github.com/lakegate/lakegate/internal/docgen -root ../.. -out docs/reference.md
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -315,8 +316,13 @@ func (a *App) openBackend(cc CatalogConfig) (upstream.Backend, *locations.Rule, 
 // a configuration error.
 func configuredApp(ctx caddy.Context, door string) (*App, error) {
 	app, err := ctx.AppIfConfigured("lakegate")
-	if err != nil {
+	switch {
+	case errors.Is(err, caddy.ErrNotConfigured):
 		return nil, fmt.Errorf("%s needs the lakegate app: add the `lakegate` global option with at least one catalog (JSON: apps.lakegate): %w", door, err)
+	case err != nil:
+		// The app is there but failed to load: its own error says why,
+		// without a hint to add what is already configured.
+		return nil, err
 	}
 	return app.(*App), nil
 }

@@ -49,6 +49,16 @@ func TestDoorsNeedTheApp(t *testing.T) {
 		err := caddy.Validate(&c)
 		require.Error(t, err, door)
 		assert.Contains(t, err.Error(), door+" needs the lakegate app", door)
+
+		// An app that is there but fails to load says why, with no hint to
+		// add it (issue 39: the hint came first whatever the error).
+		cfg = []byte(`{"admin":{"disabled":true},"apps":{"lakegate":{"catalogs":[{"name":"a"}]},"http":{"servers":{"s":{"listen":["127.0.0.1:0"],
+			"routes":[{"handle":[{"handler":"` + door + `"}]}]}}}}}`)
+		require.NoError(t, json.Unmarshal(cfg, &c))
+		err = caddy.Validate(&c)
+		require.Error(t, err, door)
+		assert.NotContains(t, err.Error(), "needs the lakegate app", door)
+		assert.Contains(t, err.Error(), "no backend configured", door)
 	}
 }
 
