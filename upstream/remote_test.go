@@ -1,11 +1,14 @@
 package upstream_test
 
 import (
+	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -980,6 +983,51 @@ func TestRemoteErrorsCarryNoSecrets(t *testing.T) {
 		assert.GreaterOrEqual(t, a.Status, 400)
 		assert.NotContains(t, string(a.Body), "s3cr3t", "a backend credential reached the client")
 		assert.Contains(t, string(a.Body), "[redacted]", "%s", a.Body)
+	}
+}
+
+// A backend that quotes the credentials it got in another form than it
+// got them (its JSON encoder's \u escapes, base64 of the header, a
+// message cut short) does not get them to the client either.
+func TestRemoteErrorsCarryNoEncodedSecrets(t *testing.T) {
+	t.Parallel()
+	const token = "s3cr3t-backend-token+/=&x"
+	echoes := map[string]func(authz string) string{
+		"\\u-escaped": func(authz string) string {
+			var b strings.Builder
+			for _, r := range authz {
+				fmt.Fprintf(&b, `\u%04X`, r)
+			}
+			return b.String()
+		},
+		"base64":     func(authz string) string { return base64.StdEncoding.EncodeToString([]byte(authz)) },
+		"base64 url": func(authz string) string { return base64.RawURLEncoding.EncodeToString([]byte("was:" + authz)) },
+		"cut":        func(authz string) string { return authz[:len(authz)-6] + "..." },
+		"percent":    func(authz string) string { return url.QueryEscape(authz) },
+	}
+	for name, echo := range echoes {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				if r.URL.Path == "/v1/config" {
+					_, _ = io.WriteString(w, upConfig)
+					return
+				}
+				w.WriteHeader(http.StatusInternalServerError)
+				_, _ = io.WriteString(w, `{"error":{"message":"rejected credentials `+echo(r.Header.Get("Authorization"))+
+					`","type":"ServerError","code":500}}`)
+			}))
+			t.Cleanup(backend.Close)
+			gw := gateway(t, backend.URL, func(c *upstream.RemoteConfig) {
+				c.Auth = upstream.Auth{Mode: upstream.AuthBearer, Token: token}
+			})
+			a := call(t, "GET", gw+loadTablePath, "")
+			assert.Equal(t, http.StatusInternalServerError, a.Status)
+			assert.NotContains(t, string(a.Body), echo("Bearer "+token), "the echoed credential reached the client")
+			assert.NotContains(t, string(a.Body), "s3cr3t")
+			assert.Contains(t, string(a.Body), "rejected credentials [redacted]", "%s", a.Body)
+		})
 	}
 }
 

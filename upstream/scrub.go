@@ -1,18 +1,11 @@
 package upstream
 
 import (
-	"bytes"
-	"encoding/json"
 	"net/http"
 	"strings"
+
+	"github.com/lakegate/lakegate/internal/redact"
 )
-
-// redacted replaces a credential in what a client is shown.
-const redacted = "[redacted]"
-
-// minSecret is the shortest value scrubbed: shorter ones would mangle
-// ordinary words of a message and are no credential anyway.
-const minSecret = 4
 
 // scrub removes lakegate's backend credentials from an error body before
 // a client sees it: a backend may quote the Authorization header it got
@@ -20,19 +13,11 @@ const minSecret = 4
 // are the configured ones (token, client secret, SigV4 keys, a password
 // in the URL) and what was actually sent with this request (its
 // Authorization value and each part of it, an AWS session token), in
-// plain and JSON-escaped form.
+// every form redact finds: plain, JSON-escaped, percent-encoded, base64
+// (of the secret or of a header holding it) and cut off. Only bodies of
+// failed calls are scrubbed, so a served answer costs nothing.
 func (b *Remote) scrub(sent *http.Request, body []byte) []byte {
-	for _, s := range b.secretsOf(sent) {
-		if len(s) < minSecret {
-			continue
-		}
-		for _, form := range []string{s, jsonEscaped(s)} {
-			if bytes.Contains(body, []byte(form)) {
-				body = bytes.ReplaceAll(body, []byte(form), []byte(redacted))
-			}
-		}
-	}
-	return body
+	return redact.New(b.secretsOf(sent)...).Bytes(body)
 }
 
 func (b *Remote) secretsOf(sent *http.Request) []string {
@@ -45,9 +30,13 @@ func (b *Remote) secretsOf(sent *http.Request) []string {
 		return out
 	}
 	if authz := sent.Header.Get("Authorization"); authz != "" {
-		// The whole value first, then its parts (a bare token, a SigV4
-		// Credential=...): the longest match goes first.
+		// The whole value, then its parts (a bare token, a SigV4
+		// Credential=...), and a Basic one's password, which a backend
+		// may quote decoded.
 		out = append(out, authz)
+		if _, pass, ok := sent.BasicAuth(); ok {
+			out = append(out, pass)
+		}
 		for _, part := range strings.FieldsFunc(authz, func(r rune) bool { return r == ' ' || r == ',' }) {
 			if scheme := strings.ToLower(part); scheme != "bearer" && scheme != "basic" && !strings.HasPrefix(scheme, "aws4-") {
 				out = append(out, part)
@@ -55,9 +44,4 @@ func (b *Remote) secretsOf(sent *http.Request) []string {
 		}
 	}
 	return append(out, sent.Header.Get("X-Amz-Security-Token"))
-}
-
-func jsonEscaped(s string) string {
-	q, _ := json.Marshal(s)
-	return string(q[1 : len(q)-1])
 }

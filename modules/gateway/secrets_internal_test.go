@@ -2,6 +2,8 @@ package gateway
 
 import (
 	"context"
+	"encoding/base64"
+	"net/url"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lakegate/lakegate/cache/redistest"
+	"github.com/lakegate/lakegate/upstream"
 )
 
 func TestIsPlaceholder(t *testing.T) {
@@ -123,5 +126,28 @@ func TestResolveProperties(t *testing.T) {
 	for _, k := range []string{"s3.secret-access-key", "s3.session-token", "gcs.oauth2.token", "adls.sas-token.acct", "jdbc.password"} {
 		_, err := s.resolveProperties("catalog", map[string]string{k: "literal"})
 		assert.Error(t, err, k)
+	}
+}
+
+// The status page's scrubber blanks a backend's echo of a configured
+// secret in any form: \u-escaped by a JSON encoder, base64 in a quoted
+// Basic header, cut short, in a Redis URL's percent-encoded password.
+func TestScrubberBlanksEncodedSecrets(t *testing.T) {
+	const token, password = "backend-token-0123456789", "p@ss w/rd-redis-42"
+	a := &App{Catalogs: []CatalogConfig{{Name: "c", Remote: &upstream.RemoteConfig{
+		Auth: upstream.Auth{Mode: upstream.AuthBearer, Token: token}}}},
+		Redis: (&url.URL{Scheme: "redis", User: url.UserPassword("", password), Host: "127.0.0.1:6379", Path: "/0"}).String()}
+	scrub := a.scrubber()
+	for _, msg := range []string{
+		`{"detail":"bad token \u0062ackend-token-0123456789"}`,
+		"Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte("svc:"+token)),
+		"token backend-token-012345...",
+		"dial redis://:" + url.PathEscape(password) + "@127.0.0.1:6379: refused",
+	} {
+		got := scrub(msg)
+		assert.Contains(t, got, "[redacted]", msg)
+		assert.NotContains(t, got, "0123456", msg)
+		assert.NotContains(t, got, "w/rd", msg)
+		assert.NotContains(t, got, "w%2Frd", msg)
 	}
 }

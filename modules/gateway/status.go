@@ -20,6 +20,7 @@ import (
 
 	"github.com/lakegate/lakegate/apierror"
 	"github.com/lakegate/lakegate/cache"
+	"github.com/lakegate/lakegate/internal/redact"
 	"github.com/lakegate/lakegate/internal/redisurl"
 	"github.com/lakegate/lakegate/policies"
 	"github.com/lakegate/lakegate/telemetry"
@@ -469,17 +470,11 @@ func pooledRedisClient(url string) redis.UniversalClient {
 }
 
 // scrubber returns a function that blanks every secret the app holds out
-// of a message. URLs are shown without user info already; this is for
-// messages that come from backends or libraries, which may echo a header
-// or a URL.
+// of a message, in any form redact finds (escaped, base64, cut off). URLs
+// are shown without user info already; this is for messages that come
+// from backends or libraries, which may echo a header or a URL.
 func (a *App) scrubber() func(string) string {
-	secrets := a.secretValues()
-	return func(msg string) string {
-		for _, s := range secrets {
-			msg = strings.ReplaceAll(msg, s, "[redacted]")
-		}
-		return msg
-	}
+	return redact.New(a.secretValues()...).String
 }
 
 // secretValues are the resolved secrets of the app's config that status
