@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
 	"github.com/lakegate/lakegate/cache"
@@ -78,6 +79,9 @@ type App struct {
 	cache      *cache.Cache
 	guard      *guard
 	log        *zap.Logger
+	// accessLog is Caddy's access logger (the http app's, named
+	// log.access), for the lines lakegate writes itself (accesslog.go).
+	accessLog *zap.Logger
 }
 
 // CatalogConfig is one catalog the gateway serves: its client-visible
@@ -163,6 +167,9 @@ func (App) CaddyModule() caddy.ModuleInfo {
 // Provision opens every catalog's backend.
 func (a *App) Provision(ctx caddy.Context) error {
 	a.log = ctx.Logger()
+	// The http app's logger, built as the http app builds its own: the
+	// same logs, filters and name.
+	a.accessLog = ctx.Logger(new(caddyhttp.App)).Named("log.access")
 	// Caddy makes a registry per config load; the collectors are the
 	// process's, so their counts carry on across reloads.
 	if err := telemetry.Register(ctx.GetMetricsRegistry()); err != nil {

@@ -130,7 +130,7 @@ func (h *DeltaHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next ca
 	if !strings.HasPrefix(path, deltaPrefix) {
 		return next.ServeHTTP(w, r)
 	}
-	x, r := begin(w, r, "delta")
+	x, r := begin(h.app, w, r, "delta")
 	defer x.end()
 	// Parsed first so a 401 is counted under its operation; answered
 	// after authentication, so a stranger learns nothing of the routes.

@@ -39,7 +39,7 @@ type catalogEntry struct {
 // catalog's decision is counted in the request's record, so the access
 // log's decision is allow, partial (some catalogs left out) or deny (all).
 func (h *IcebergHandler) serveCatalogs(w http.ResponseWriter, r *http.Request) {
-	x, r := begin(w, r, "iceberg")
+	x, r := begin(h.app, w, r, "iceberg")
 	defer x.end()
 	x.rec.SetOperation(opListCatalogs)
 	p, r, ok := icebergDoor.admit(h.app.guard, x, r)

@@ -66,7 +66,7 @@ func (h *IcebergHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next 
 	if !strings.HasPrefix(path, "/v1/") {
 		return serveOrNotFound(w, r, next)
 	}
-	x, r := begin(w, r, "iceberg")
+	x, r := begin(h.app, w, r, "iceberg")
 	defer x.end()
 	h.serveAPI(x, r, path)
 	return nil

@@ -24,14 +24,20 @@ type exchange struct {
 	rec   telemetry.Record
 	span  trace.Span
 	start time.Time
+	own   *ownLine // the access log line lakegate writes (accesslog.go), or nil
+	// in is the request as it reached the door: its context holds
+	// Caddy's span, not the door's.
+	in *http.Request
 }
 
 // doorSpans are the front doors' span names, made once.
 var doorSpans = map[string]string{"iceberg": "lakegate.iceberg", "delta": "lakegate.delta", "unity": "lakegate.unity", "sharing": "lakegate.sharing"}
 
-// begin starts the exchange of a request to api's front door.
-func begin(w http.ResponseWriter, r *http.Request, api string) (*exchange, *http.Request) {
-	x := &exchange{StatusWriter: upstream.StatusWriter{ResponseWriter: w}, rec: telemetry.Record{API: api}, start: time.Now()}
+// begin starts the exchange of a request to api's front door of a's
+// gateway.
+func begin(a *App, w http.ResponseWriter, r *http.Request, api string) (*exchange, *http.Request) {
+	x := &exchange{StatusWriter: upstream.StatusWriter{ResponseWriter: w}, rec: telemetry.Record{API: api}, start: time.Now(), in: r}
+	x.hideQueryCredentials(a, r)
 	ctx, span := telemetry.Start(r.Context(), doorSpans[api], nil)
 	x.span = span
 	if logsRequests(ctx) {
@@ -84,4 +90,7 @@ func (x *exchange) end() {
 			telemetry.AttrMember.String(r.Member))...)
 	}
 	telemetry.EndStatus(x.span, x.Status())
+	if x.own != nil {
+		x.own.write(r)
+	}
 }

@@ -262,8 +262,11 @@ func (h *SharingHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next 
 	if !ok || (rel != "" && rel[0] != '/') {
 		return next.ServeHTTP(w, r)
 	}
-	x, r := begin(w, r, "sharing")
+	x, r := begin(h.app, w, r, "sharing")
 	defer x.end()
+	if strings.HasPrefix(rel, "/"+sharingFiles+"/") {
+		x.hideFileToken(h.app, r)
+	}
 	rt, rerr := sharing.ParseRoute(r.Method, rel)
 	x.rec.SetOperation(rt.Op)
 	if rerr != nil {

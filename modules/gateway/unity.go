@@ -32,7 +32,7 @@ var unityDoor = door{
 // the Iceberg operation each UC operation is (policy input api "unity"),
 // run it.
 func (h *DeltaHandler) serveUnity(w http.ResponseWriter, r *http.Request, rest string) {
-	x, r := begin(w, r, "unity")
+	x, r := begin(h.app, w, r, "unity")
 	defer x.end()
 	rt, err := unity.ParseRoute(r.Method, rest, r.URL.Query()) // answered after authentication (see delta.go)
 	x.rec.SetOperation(string(rt.Op))
