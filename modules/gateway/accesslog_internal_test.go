@@ -16,10 +16,10 @@ func TestRedactQuery(t *testing.T) {
 		out    string
 		values []string
 	}{
-		"maxResults=5&pageToken=abc":                      {"maxResults=5&pageToken=abc", nil},
-		"":                                                {"", nil},
-		"access_token=t1":                                 {"access_token=REDACTED", []string{"t1"}},
-		"a=1&TOKEN=t2&b":                                  {"a=1&TOKEN=REDACTED&b", []string{"t2"}},
+		"maxResults=5&pageToken=abc": {"maxResults=5&pageToken=abc", nil},
+		"":                           {"", nil},
+		"access_token=t1":            {"access_token=REDACTED", []string{"t1"}},
+		"a=1&TOKEN=t2&b":             {"a=1&TOKEN=REDACTED&b", []string{"t2"}},
 		"X-Amz-Credential=AKIA%2F&X-Amz-Signature=ab&x=y": {"X-Amz-Credential=REDACTED&X-Amz-Signature=REDACTED&x=y", []string{"AKIA%2F", "ab"}},
 		"sv=2024&sp=r&se=2030&sig=s1":                     {"sv=2024&sp=r&se=2030&sig=REDACTED", []string{"s1"}},
 		"access%5Ftoken=t3&client_secret":                 {"access%5Ftoken=REDACTED&client_secret=REDACTED", []string{"t3"}},
