@@ -62,6 +62,37 @@ type Stats struct {
 	Errors    int64 `json:"errors"`
 }
 
+// Counters hold an engine's cumulative counts. An engine makes its own
+// unless given a set (WithCounters): a gateway hands every engine of its
+// process the same set, so that a config reload, which builds a new
+// engine, does not reset totals that Prometheus' counters keep.
+type Counters struct {
+	decisions, allowed, denied, errs atomic.Int64
+}
+
+// Stats returns a snapshot of the counts.
+func (c *Counters) Stats() Stats {
+	return Stats{
+		Decisions: c.decisions.Load(),
+		Allowed:   c.allowed.Load(),
+		Denied:    c.denied.Load(),
+		Errors:    c.errs.Load(),
+	}
+}
+
+// Option adjusts an engine at New.
+type Option func(*Engine)
+
+// WithCounters makes the engine count into c instead of a set of its own
+// (nil: its own).
+func WithCounters(c *Counters) Option {
+	return func(e *Engine) {
+		if c != nil {
+			e.counters = c
+		}
+	}
+}
+
 // Failure classes, for errors.Is on the error Decide and Filter return.
 var (
 	ErrUndefined = errors.New("policy result is undefined")
@@ -75,7 +106,7 @@ type Engine struct {
 	log *zap.Logger
 	set atomic.Pointer[policySet] // swapped whole by reloads
 
-	decisions, allowed, denied, errs atomic.Int64
+	counters *Counters
 
 	reloadMu sync.Mutex // serializes loads so an older set never replaces a newer one
 	stop     context.CancelFunc
@@ -88,13 +119,13 @@ type Engine struct {
 // New loads the policy directory and starts the reloader. The initial load
 // must succeed, the check on sample requests included: a gateway must not
 // start without a working policy.
-func New(ctx context.Context, cfg Config, log *zap.Logger) (*Engine, error) {
-	return open(ctx, cfg, log, true)
+func New(ctx context.Context, cfg Config, log *zap.Logger, opts ...Option) (*Engine, error) {
+	return open(ctx, cfg, log, true, opts...)
 }
 
 // open is New; checked false skips the load check, for tests of how a
 // policy that fails at evaluation denies at run time.
-func open(ctx context.Context, cfg Config, log *zap.Logger, checked bool) (*Engine, error) {
+func open(ctx context.Context, cfg Config, log *zap.Logger, checked bool, opts ...Option) (*Engine, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
@@ -102,7 +133,10 @@ func open(ctx context.Context, cfg Config, log *zap.Logger, checked bool) (*Engi
 	if log == nil {
 		log = zap.NewNop()
 	}
-	e := &Engine{cfg: cfg, log: log, done: make(chan struct{}), checked: checked}
+	e := &Engine{cfg: cfg, log: log, done: make(chan struct{}), checked: checked, counters: new(Counters)}
+	for _, o := range opts {
+		o(e)
+	}
 	// Snapshot before loading: a change racing the load is then seen as
 	// a change by the first poll.
 	snap := takeSnapshot(cfg.Dir)
@@ -217,7 +251,7 @@ func memoKey(set *policySet, in *Input) ([32]byte, bool) {
 func (e *Engine) Filter(ctx context.Context, in Input) ([]bool, error) {
 	visible, err := e.filter(ctx, &in)
 	if err != nil {
-		e.errs.Add(1)
+		e.counters.errs.Add(1)
 		e.log.Error("policy list filter failed; hiding the page", append(logFields(&in),
 			zap.Int("items", len(in.Items)), zap.Error(err))...)
 		return make([]bool, len(in.Items)), err
@@ -245,14 +279,7 @@ func (e *Engine) filter(ctx context.Context, in *Input) ([]bool, error) {
 }
 
 // Stats returns a snapshot of the counters.
-func (e *Engine) Stats() Stats {
-	return Stats{
-		Decisions: e.decisions.Load(),
-		Allowed:   e.allowed.Load(),
-		Denied:    e.denied.Load(),
-		Errors:    e.errs.Load(),
-	}
-}
+func (e *Engine) Stats() Stats { return e.counters.Stats() }
 
 // Close stops the reloader and waits for it. The engine keeps deciding
 // with the last loaded policy set.
@@ -263,14 +290,15 @@ func (e *Engine) Close() error {
 }
 
 func (e *Engine) count(d Decision, err error) {
-	e.decisions.Add(1)
+	c := e.counters
+	c.decisions.Add(1)
 	if d.Allow {
-		e.allowed.Add(1)
+		c.allowed.Add(1)
 	} else {
-		e.denied.Add(1)
+		c.denied.Add(1)
 	}
 	if err != nil {
-		e.errs.Add(1)
+		c.errs.Add(1)
 	}
 }
 

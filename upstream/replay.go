@@ -81,6 +81,14 @@ type Replayer struct {
 	backend Backend
 	errors  errorBudget
 
+	// ReplayCounters are its counts: its own from NewReplayer, or a set
+	// the caller keeps across the replayers it makes (a gateway's config
+	// reloads) and sets here before the replayer serves.
+	*ReplayCounters
+}
+
+// ReplayCounters are a replayer's cumulative counts.
+type ReplayCounters struct {
 	Replays atomic.Int64 // responses served from the store
 	NonV7   atomic.Int64 // keys that are UUIDs but not version 7
 }
@@ -92,7 +100,8 @@ func NewReplayer(catalog string, store replay.Store, cfg ReplayConfig, log *zap.
 	}
 	cfg = cfg.withDefaults()
 	return &Replayer{store: store, cfg: cfg, catalog: catalog, log: log,
-		errors: errorBudget{max: cfg.MaxErrorRecords, window: cfg.Lifetime.D()}}
+		errors:         errorBudget{max: cfg.MaxErrorRecords, window: cfg.Lifetime.D()},
+		ReplayCounters: new(ReplayCounters)}
 }
 
 // Lifetime is the advertised idempotency-key-lifetime.

@@ -181,7 +181,11 @@ func (a *App) Provision(ctx caddy.Context) error {
 	if err := a.checkRedisURLs(); err != nil {
 		return err
 	}
-	g, err := newGuard(ctx, a.Identity, a.Policy, a.log)
+	counters, err := a.policyCounters()
+	if err != nil {
+		return err
+	}
+	g, err := newGuard(ctx, a.Identity, a.Policy, counters, a.log)
 	if err != nil {
 		return err
 	}
@@ -207,7 +211,11 @@ func (a *App) Provision(ctx caddy.Context) error {
 			if err != nil {
 				return err
 			}
-			opts = append(opts, upstream.WithReplay(upstream.NewReplayer(cc.Name, store, *cc.Idempotency, a.log.Named("replay"))))
+			rp := upstream.NewReplayer(cc.Name, store, *cc.Idempotency, a.log.Named("replay"))
+			if rp.ReplayCounters, err = sharedCounters[upstream.ReplayCounters](a, "counters|replay|"+cc.Name); err != nil {
+				return err
+			}
+			opts = append(opts, upstream.WithReplay(rp))
 		}
 		if cc.Cache != nil {
 			c, err := a.sharedCache()

@@ -48,7 +48,9 @@ type guard struct {
 	log      *zap.Logger
 }
 
-func newGuard(ctx context.Context, idc *IdentityConfig, pc *policies.Config, log *zap.Logger) (*guard, error) {
+// newGuard builds the identity chain and the policy engine; the engine
+// counts into counters, which outlive the config (see policyCounters).
+func newGuard(ctx context.Context, idc *IdentityConfig, pc *policies.Config, counters *policies.Counters, log *zap.Logger) (*guard, error) {
 	g := &guard{log: log}
 	if idc != nil {
 		g.required = idc.Required
@@ -87,7 +89,7 @@ func newGuard(ctx context.Context, idc *IdentityConfig, pc *policies.Config, log
 		}
 	}
 	if pc != nil {
-		eng, err := policies.New(ctx, *pc, log.Named("policy"))
+		eng, err := policies.New(ctx, *pc, log.Named("policy"), policies.WithCounters(counters))
 		if err != nil {
 			return nil, err
 		}

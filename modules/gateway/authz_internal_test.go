@@ -33,7 +33,7 @@ func TestLegacyClientSecretsWarn(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			core, all := observer.New(zap.WarnLevel)
 			g, err := newGuard(context.Background(), &IdentityConfig{Issuer: &identity.IssuerConfig{Clients: tc.clients,
-				SigningSecret: "0123456789abcdef0123456789abcdef"}}, nil, zap.New(core))
+				SigningSecret: "0123456789abcdef0123456789abcdef"}}, nil, nil, zap.New(core))
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = g.close() })
 			logs := all.FilterMessageSnippet("secret_sha256")
@@ -59,7 +59,7 @@ func TestIssuerWithoutSigningSecretWarns(t *testing.T) {
 	clients := []identity.Client{{ID: "spark", SecretBcrypt: bc}}
 	for secret, warned := range map[string]bool{"": true, "0123456789abcdef0123456789abcdef": false} {
 		core, logs := observer.New(zap.WarnLevel)
-		g, err := newGuard(context.Background(), &IdentityConfig{Issuer: &identity.IssuerConfig{Clients: clients, SigningSecret: secret}}, nil, zap.New(core))
+		g, err := newGuard(context.Background(), &IdentityConfig{Issuer: &identity.IssuerConfig{Clients: clients, SigningSecret: secret}}, nil, nil, zap.New(core))
 		require.NoError(t, err)
 		n := logs.FilterMessageSnippet("without signing_secret").Len()
 		if warned {

@@ -14,11 +14,13 @@ import (
 	"github.com/lakegate/lakegate/cache"
 	"github.com/lakegate/lakegate/cache/replay"
 	"github.com/lakegate/lakegate/internal/redisurl"
+	"github.com/lakegate/lakegate/policies"
 )
 
 // sharedPool keeps state that must survive a config reload: Redis clients
-// (by URL) and the in-process replay store (keys in flight during a
-// reload must stay claimed).
+// (by URL), the in-process replay store (keys in flight during a reload
+// must stay claimed) and the counters the status page shows (a reload
+// must not reset them: Prometheus' counters carry on too).
 var sharedPool = caddy.NewUsagePool()
 
 type pooledRedis struct{ redis.UniversalClient }
@@ -138,6 +140,35 @@ func (a *App) replayStore() (replay.Store, string, error) {
 		return nil, "", err
 	}
 	return v.(pooledReplay).Store, "replay|memory", nil
+}
+
+// pooledCounters are counters kept across reloads; they hold nothing to
+// close.
+type pooledCounters[T any] struct{ counters *T }
+
+func (pooledCounters[T]) Destruct() error { return nil }
+
+// sharedCounters are the counters pooled under key, made on first use; the
+// app holds them until its Cleanup. A reload's new config takes them
+// before the old one lets go, so they count on; they start from zero again
+// only once no config has used them.
+func sharedCounters[T any](a *App, key string) (*T, error) {
+	v, _, err := sharedPool.LoadOrNew(key, func() (caddy.Destructor, error) {
+		return pooledCounters[T]{new(T)}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	a.sharedKeys = append(a.sharedKeys, key)
+	return v.(pooledCounters[T]).counters, nil
+}
+
+// policyCounters are the policy engine's counters (nil without a policy).
+func (a *App) policyCounters() (*policies.Counters, error) {
+	if a.Policy == nil {
+		return nil, nil
+	}
+	return sharedCounters[policies.Counters](a, "counters|policy")
 }
 
 // pooledCache holds its own reference to the Redis client it uses.

@@ -157,6 +157,12 @@ type statusDoc struct {
 		Revalidated int64    `json:"revalidated"`
 		HitRatio    *float64 `json:"hit_ratio"`
 	} `json:"cache"`
+	Policy *struct {
+		Decisions int64 `json:"decisions"`
+		Allowed   int64 `json:"allowed"`
+		Denied    int64 `json:"denied"`
+		Errors    int64 `json:"errors"`
+	} `json:"policy"`
 	Redis struct {
 		Configured bool     `json:"configured"`
 		Kind       string   `json:"kind"`

@@ -264,6 +264,15 @@ func TestTelemetryCountsWhatHappened(t *testing.T) {
 
 	t.Run("reload keeps the counts", func(t *testing.T) {
 		loads := map[string]string{"catalog": cat, "api": "iceberg", "operation": "loadTable", "code": "200"}
+		before, _ := statusOf(t, g.admin)
+		require.NotNil(t, before.Policy)
+		require.Positive(t, before.Policy.Decisions)
+		replays := func(doc statusDoc) int64 {
+			c := doc.Catalogs[catalogIn(t, doc, cat)]
+			require.NotNil(t, c.Replay)
+			return c.Replay.Replays
+		}
+		require.Equal(t, int64(1), replays(before))
 		require.NoError(t, caddy.Load(g.cfg, true))
 		http.DefaultClient.CloseIdleConnections() // the old servers close theirs
 		var m map[string]*dto.MetricFamily
@@ -288,5 +297,14 @@ func TestTelemetryCountsWhatHappened(t *testing.T) {
 			return resp.StatusCode == http.StatusOK
 		}, 5*time.Second, 20*time.Millisecond)
 		assert.GreaterOrEqual(t, sample(g.metrics(t), "lakegate_requests_total", loads), 3.0, "and counting on")
+
+		// The status page's counters are the process's too: the new
+		// config's policy engine and replayer count on from the old ones'.
+		after, _ := statusOf(t, g.admin)
+		require.NotNil(t, after.Policy)
+		assert.Equal(t, int64(1), replays(after), "the replay counted before the reload")
+		assert.Equal(t, before.Policy.Denied, after.Policy.Denied, "the dropTable denied before the reload")
+		assert.Greater(t, after.Policy.Allowed, before.Policy.Allowed, "the loads since, on top")
+		assert.Equal(t, after.Policy.Allowed+after.Policy.Denied, after.Policy.Decisions)
 	})
 }
