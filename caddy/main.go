@@ -21,6 +21,7 @@ import (
 	_ "github.com/lakegate/lakegate/caddy/modules"
 
 	"github.com/lakegate/lakegate/modules/gateway"
+	"github.com/lakegate/lakegate/telemetry"
 )
 
 func init() {
@@ -31,6 +32,9 @@ func init() {
 }
 
 func main() {
+	// Before Caddy reads the environment: a `tracing` handler without a
+	// collector configured makes spans but sends them nowhere.
+	telemetry.DisableUnrequestedTraceExport(os.Getenv, os.Setenv)
 	if rootHelp(os.Args[1:]) {
 		printHelp(os.Stdout)
 		return

@@ -7,10 +7,10 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// One kind of go-redis line is written at most once per redisLogEvery,
+// One kind of go-redis line is written at most once per sampledLogEvery,
 // and the next one written says how many were left out.
 func TestRedisLogSamples(t *testing.T) {
-	l := &redisLog{last: map[string]redisLogSeen{}}
+	l := newSampledLog("lakegate.redis")
 	t0 := time.Unix(1_800_000_000, 0)
 	dial, pool := "redis: dial %s: %v", "redis: pool: %v"
 	for _, step := range []struct {
@@ -23,8 +23,8 @@ func TestRedisLogSamples(t *testing.T) {
 		{dial, time.Second, false, 0},
 		{pool, 2 * time.Second, true, 0}, // another kind of line has its own pace
 		{dial, 3 * time.Second, false, 0},
-		{dial, redisLogEvery + time.Second, true, 2},
-		{dial, redisLogEvery + 2*time.Second, false, 0},
+		{dial, sampledLogEvery + time.Second, true, 2},
+		{dial, sampledLogEvery + 2*time.Second, false, 0},
 	} {
 		dropped, ok := l.admit(step.format, t0.Add(step.at))
 		assert.Equal(t, step.ok, ok, "%s at %s", step.format, step.at)
