@@ -4,14 +4,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig"
@@ -257,4 +261,135 @@ func TestRepositoryCaddyfilesAdapt(t *testing.T) {
 		_, _, err = caddyconfig.GetAdapter("caddyfile").Adapt(body, map[string]any{"filename": f})
 		assert.NoError(t, err, f)
 	}
+}
+
+// The Caddyfile adapter's hint for an unformatted file names lakegate's
+// own fmt command, in process and from the binary, and that command
+// formats the file.
+func TestFmtHintNamesLakegate(t *testing.T) {
+	unformatted := []byte("http://127.0.0.1:9 {\nrespond ok\n}\n")
+	_, warnings, err := caddyconfig.GetAdapter("caddyfile").Adapt(unformatted, nil)
+	require.NoError(t, err)
+	require.Len(t, warnings, 1)
+	assert.Contains(t, warnings[0].Message, "run 'lakegate fmt --overwrite'")
+	assert.NotContains(t, warnings[0].Message, "caddy fmt")
+
+	file := filepath.Join(t.TempDir(), "Caddyfile")
+	require.NoError(t, os.WriteFile(file, unformatted, 0o600))
+	var stderr strings.Builder
+	cmd := exec.Command(lakegate(t), "adapt", "--config", file)
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Run())
+	assert.Contains(t, stderr.String(), "run 'lakegate fmt --overwrite'")
+	assert.NotContains(t, stderr.String(), "caddy fmt")
+
+	run(t, "fmt", "--overwrite", file)
+	formatted, err := os.ReadFile(file)
+	require.NoError(t, err)
+	_, warnings, err = caddyconfig.GetAdapter("caddyfile").Adapt(formatted, nil)
+	require.NoError(t, err)
+	assert.Empty(t, warnings, "the hint's command fixes what it warned about")
+}
+
+// freePort is a loopback port nothing listens on right now.
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+}
+
+// tracedRun runs the binary with a `tracing` site in the environment env
+// (no OTEL_* variable but those given), makes a traced request, and
+// returns its log once it has stopped; until (may be nil) must hold of the
+// log before it is stopped.
+func tracedRun(t *testing.T, env []string, until func(log string) bool) string {
+	t.Helper()
+	admin, site := freePort(t), freePort(t)
+	file := filepath.Join(t.TempDir(), "Caddyfile")
+	require.NoError(t, os.WriteFile(file, []byte(fmt.Sprintf(`{
+	admin 127.0.0.1:%s
+}
+
+http://127.0.0.1:%s {
+	tracing {
+		span traced
+	}
+	respond ok
+}
+`, admin, site)), 0o600))
+	cmd := exec.Command(lakegate(t), "run", "--config", file)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "OTEL_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	// Caddy's autosave and storage go to the test's folder, not $HOME.
+	home := t.TempDir()
+	cmd.Env = append(cmd.Env, "XDG_CONFIG_HOME="+home, "XDG_DATA_HOME="+home)
+	cmd.Env = append(cmd.Env, env...)
+	var log syncBuffer
+	cmd.Stderr = &log
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	require.Eventually(t, func() bool {
+		resp, err := http.Get("http://127.0.0.1:" + site + "/")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK && resp.Header.Get("Server") != ""
+	}, 30*time.Second, 50*time.Millisecond, "the site answers")
+	if until != nil {
+		require.Eventually(t, func() bool { return until(log.String()) }, 30*time.Second, 50*time.Millisecond, log.String())
+	}
+	// SIGINT: a graceful stop, which flushes the spans still batched.
+	require.NoError(t, cmd.Process.Signal(os.Interrupt))
+	require.NoError(t, cmd.Wait(), log.String())
+	return log.String()
+}
+
+// syncBuffer is a bytes.Buffer the process writes while the test reads.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// With `tracing` on and no collector configured, the binary exports no
+// span: nothing is sent to OTLP's default endpoint, so no failed export is
+// logged, at any level, while it runs or when it stops and flushes. With
+// an endpoint that refuses, the failures are warnings of lakegate.otel,
+// not info lines of the standard library's logger.
+func TestTraceExportOffUnlessRequested(t *testing.T) {
+	quiet := tracedRun(t, []string{"OTEL_BSP_SCHEDULE_DELAY=20"}, nil)
+	assert.NotContains(t, quiet, "export")
+	assert.NotContains(t, quiet, "4318")
+	assert.NotContains(t, quiet, "flush")
+
+	refused := "http://127.0.0.1:" + freePort(t)
+	loud := tracedRun(t, []string{"OTEL_BSP_SCHEDULE_DELAY=20", "OTEL_EXPORTER_OTLP_ENDPOINT=" + refused},
+		func(log string) bool { return strings.Contains(log, "lakegate.otel") })
+	var warned bool
+	for _, line := range strings.Split(loud, "\n") {
+		var entry struct{ Level, Logger, Msg string }
+		if json.Unmarshal([]byte(line), &entry) != nil || !strings.Contains(entry.Msg, "export") {
+			continue
+		}
+		assert.NotEqual(t, "info", entry.Level, line)
+		warned = warned || (entry.Logger == "lakegate.otel" && entry.Level == "warn")
+	}
+	assert.True(t, warned, "a failed export is a warning of lakegate.otel:\n%s", loud)
 }

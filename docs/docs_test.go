@@ -36,7 +36,7 @@
 //     Go test function of the repository, so the tests a page cites (the
 //     reliability table) exist.
 //   - Shell snippets. In every `sh` block, a command run as
-//     `go run ./caddy <cmd>`, `./lakegate <cmd>` or `lakegate <cmd>` names a
+//     `go run [-v] ./caddy <cmd>`, `./lakegate <cmd>` or `lakegate <cmd>` names a
 //     command this build has (caddycmd.Commands(), less the ones lakegate
 //     refuses, plus `version`), `--config <file>` names a file of the
 //     repository, and `go test -run <Name> <pkg>` names an existing package
@@ -534,8 +534,14 @@ func commands(body string) []string {
 // its arguments.
 func lakegateCommand(words []string) (string, []string, bool) {
 	switch {
-	case len(words) >= 4 && words[0] == "go" && words[1] == "run" && (words[2] == "./caddy" || words[2] == "./caddy/"):
-		return words[3], words[4:], true
+	case len(words) >= 4 && words[0] == "go" && words[1] == "run":
+		pkg := 2
+		for pkg < len(words) && strings.HasPrefix(words[pkg], "-") { // go run's own flags (-v)
+			pkg++
+		}
+		if pkg+1 < len(words) && (words[pkg] == "./caddy" || words[pkg] == "./caddy/") {
+			return words[pkg+1], words[pkg+2:], true
+		}
 	case len(words) >= 2 && (words[0] == "./lakegate" || words[0] == "lakegate"):
 		return words[1], words[2:], true
 	}
@@ -606,7 +612,8 @@ func TestTheTwoCommands(t *testing.T) {
 			bodies = append(bodies, b.body)
 		}
 	}
-	assert.Contains(t, bodies, "go run ./caddy run --config Caddyfile\n")
+	// -v: the first run compiles for minutes, and shows it package by package.
+	assert.Contains(t, bodies, "go run -v ./caddy run --config Caddyfile\n")
 	assert.Contains(t, bodies, "go test ./...\n")
 }
 
