@@ -1,10 +1,13 @@
 // Command validate checks the manifests `helm template` renders from
 // deploy/helm/lakegate, offline (kubeconform's schemas are not reachable
 // here): each YAML document is decoded strictly into its k8s.io/api type
-// (unknown fields, duplicate fields and unknown kinds fail), and the
-// documents are checked against each other (selectors match the pod
-// labels, probes and the Service name ports the container has, every
-// Secret, ConfigMap and key the pod references is rendered).
+// (unknown fields, duplicate fields and unknown kinds fail; a
+// ServiceMonitor into the Prometheus Operator's type), and the documents
+// are checked against each other (selectors match the pod labels, probes
+// and the Services name ports the container has, every Secret, ConfigMap
+// and key the pod references is rendered, an Ingress routes to a rendered
+// Service's port, a ServiceMonitor selects a rendered Service and names
+// its port).
 //
 // It is a module of its own (deploy/helm/validate/go.mod), so lakegate's
 // module does not depend on k8s.io/api. Usage:
@@ -23,8 +26,10 @@ import (
 	"regexp"
 	"strings"
 
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"sigs.k8s.io/yaml"
 )
@@ -35,6 +40,8 @@ type manifests struct {
 	configMaps  map[string]*corev1.ConfigMap
 	secrets     map[string]*corev1.Secret
 	pdbs        []*policyv1.PodDisruptionBudget
+	ingresses   []*networkingv1.Ingress
+	monitors    []*monitoringv1.ServiceMonitor
 }
 
 var docSep = regexp.MustCompile(`(?m)^---[ \t]*$`)
@@ -144,6 +151,14 @@ func (m *manifests) add(doc string) (string, error) {
 		v := &policyv1.PodDisruptionBudget{}
 		err = strict(doc, v)
 		m.pdbs = append(m.pdbs, v)
+	case "networking.k8s.io/v1 Ingress":
+		v := &networkingv1.Ingress{}
+		err = strict(doc, v)
+		m.ingresses = append(m.ingresses, v)
+	case "monitoring.coreos.com/v1 ServiceMonitor":
+		v := &monitoringv1.ServiceMonitor{}
+		err = strict(doc, v)
+		m.monitors = append(m.monitors, v)
 	default:
 		return "", fmt.Errorf("unknown kind %q", what)
 	}
@@ -241,6 +256,86 @@ func (m *manifests) check() error {
 	for _, p := range m.pdbs {
 		if p.Spec.Selector == nil || !matches(p.Spec.Selector.MatchLabels, pod.Labels) {
 			return fmt.Errorf("PodDisruptionBudget %s: selector does not match the pod labels", p.Name)
+		}
+	}
+	for _, in := range m.ingresses {
+		if err := m.checkIngress(in); err != nil {
+			return fmt.Errorf("Ingress %s: %w", in.Name, err)
+		}
+	}
+	for _, sm := range m.monitors {
+		if err := m.checkMonitor(sm); err != nil {
+			return fmt.Errorf("ServiceMonitor %s: %w", sm.Name, err)
+		}
+	}
+	return nil
+}
+
+// service is the rendered Service of that name, or nil.
+func (m *manifests) service(name string) *corev1.Service {
+	for _, s := range m.services {
+		if s.Name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// hasPort says whether s has a port of that name (or number, when name is
+// empty).
+func hasPort(s *corev1.Service, name string, number int32) bool {
+	for _, p := range s.Spec.Ports {
+		if (name != "" && p.Name == name) || (name == "" && p.Port == number) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkIngress: every path routes to a port of a rendered Service.
+func (m *manifests) checkIngress(in *networkingv1.Ingress) error {
+	if len(in.Spec.Rules) == 0 {
+		return fmt.Errorf("no rule")
+	}
+	for _, r := range in.Spec.Rules {
+		if r.HTTP == nil || len(r.HTTP.Paths) == 0 {
+			return fmt.Errorf("rule %q has no path", r.Host)
+		}
+		for _, p := range r.HTTP.Paths {
+			b := p.Backend.Service
+			if b == nil {
+				return fmt.Errorf("path %s has no Service backend", p.Path)
+			}
+			s := m.service(b.Name)
+			if s == nil {
+				return fmt.Errorf("path %s: Service %s is not rendered", p.Path, b.Name)
+			}
+			if !hasPort(s, b.Port.Name, b.Port.Number) {
+				return fmt.Errorf("path %s: Service %s has no port %q/%d", p.Path, b.Name, b.Port.Name, b.Port.Number)
+			}
+		}
+	}
+	return nil
+}
+
+// checkMonitor: the selector picks a rendered Service, and every endpoint
+// names one of its ports.
+func (m *manifests) checkMonitor(sm *monitoringv1.ServiceMonitor) error {
+	var picked []*corev1.Service
+	for _, s := range m.services {
+		if matches(sm.Spec.Selector.MatchLabels, s.Labels) {
+			picked = append(picked, s)
+		}
+	}
+	if len(picked) != 1 {
+		return fmt.Errorf("selector picks %d rendered Services, want 1", len(picked))
+	}
+	if len(sm.Spec.Endpoints) == 0 {
+		return fmt.Errorf("no endpoint")
+	}
+	for _, e := range sm.Spec.Endpoints {
+		if e.Port == "" || !hasPort(picked[0], e.Port, 0) {
+			return fmt.Errorf("endpoint names no port of Service %s", picked[0].Name)
 		}
 	}
 	return nil

@@ -31,3 +31,22 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- define "lakegate.secretName" -}}
 {{- default (include "lakegate.fullname" .) .Values.identity.existingSecret -}}
 {{- end -}}
+
+{{- /*
+lakegate.checkReplicas refuses replicas that would each serve a catalog of
+their own: SQLite is a file on the pod's /data, and a warehouse on a path
+(not s3://, gs://, abfss://...) is on that emptyDir unless a claim is named.
+*/ -}}
+{{- define "lakegate.checkReplicas" -}}
+{{- $n := int .Values.replicaCount -}}
+{{- if gt $n 1 -}}
+{{- if eq .Values.catalog.database "sqlite" -}}
+{{- fail (printf "replicaCount=%d with catalog.database=sqlite: each pod would open a SQLite file of its own on its own /data, so the replicas would serve %d different catalogs. Set catalog.database=postgres with catalog.postgresDSN, and a warehouse every pod reaches (catalog.warehouse=s3://...), or replicaCount=1 (docs/deploy.md, \"Helm\")" $n $n) -}}
+{{- end -}}
+{{- $wh := .Values.catalog.warehouse -}}
+{{- $local := or (not (regexMatch "^[a-zA-Z][a-zA-Z0-9+.-]*://" $wh)) (hasPrefix "file:" $wh) -}}
+{{- if and $local (not .Values.persistence.existingClaim) -}}
+{{- fail (printf "replicaCount=%d with catalog.warehouse=%s on /data, an emptyDir per pod: a table one pod writes would be missing on the others. Set catalog.warehouse to a location every pod reaches (s3://...), or name a claim they share (persistence.existingClaim, ReadWriteMany), or replicaCount=1 (docs/deploy.md, \"Helm\")" $n $wh) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
