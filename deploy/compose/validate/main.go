@@ -3,8 +3,11 @@
 // reference loader): the file is checked against the Compose schema
 // (unknown keys fail), interpolated and normalized. Then lakegate's own
 // expectations are checked: the three services, the gateway waiting for
-// healthy PostgreSQL and Redis, the Caddyfile bind mount that exists, the
-// /data volume, a read-only root file system and the port.
+// healthy PostgreSQL and Redis, its own healthcheck (the binary's `health`
+// command: the image has no shell), the Caddyfile bind mount that exists,
+// the /data volume, a read-only root file system, the gateway's and the
+// ops site's ports, published on loopback by default, and the admin port
+// unpublished.
 //
 // It is a module of its own (deploy/compose/validate/go.mod), so lakegate's
 // module does not depend on compose-go. Usage:
@@ -108,12 +111,36 @@ func check(p *types.Project) error {
 	if g.Environment["LAKEGATE_CATALOG_DSN"] == nil || g.Environment["LAKEGATE_REDIS"] == nil {
 		return fmt.Errorf("service lakegate lacks LAKEGATE_CATALOG_DSN or LAKEGATE_REDIS")
 	}
-	port := false
+	published := map[uint32]string{} // container port: host IP
 	for _, pc := range g.Ports {
-		port = port || pc.Target == 8181
+		published[pc.Target] = pc.HostIP
 	}
-	if !port {
-		return fmt.Errorf("service lakegate does not publish 8181")
+	for _, port := range []uint32{8181, 9180} {
+		ip, ok := published[port]
+		if !ok {
+			return fmt.Errorf("service lakegate does not publish %d", port)
+		}
+		if ip != "127.0.0.1" {
+			return fmt.Errorf("service lakegate publishes %d on %q, not on 127.0.0.1 (the default)", port, ip)
+		}
+	}
+	if _, ok := published[2019]; ok {
+		return fmt.Errorf("service lakegate publishes the admin API (2019), which can replace the config")
+	}
+	return checkHealth(g.HealthCheck)
+}
+
+// checkHealth: the gateway's healthcheck runs the image's binary (there
+// is no shell to run anything else) with its health command.
+func checkHealth(h *types.HealthCheckConfig) error {
+	if h == nil || len(h.Test) < 3 {
+		return fmt.Errorf("service lakegate has no healthcheck")
+	}
+	if h.Test[0] != "CMD" || h.Test[1] != "/usr/local/bin/lakegate" || h.Test[2] != "health" {
+		return fmt.Errorf("service lakegate's healthcheck is %q, not [CMD /usr/local/bin/lakegate health ...] (the image has no shell)", h.Test)
+	}
+	if h.Timeout == nil || h.Interval == nil {
+		return fmt.Errorf("service lakegate's healthcheck has no timeout or interval")
 	}
 	return nil
 }
