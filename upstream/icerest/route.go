@@ -45,6 +45,7 @@ const (
 	OpUnregisterTable       = "unregisterTable"
 	OpListFunctions         = "listFunctions"
 	OpLoadFunction          = "loadFunction"
+	OpSignRequest           = "signRequest"
 )
 
 // Route is a parsed Iceberg REST request path: the operation and the
@@ -216,6 +217,8 @@ func (rt *Route) parseTables(method string, segs, rest []string) error {
 		return rt.leaf(method, segs, rest, map[string]string{http.MethodPost: OpReportMetrics})
 	case "unregister":
 		return rt.leaf(method, segs, rest, map[string]string{http.MethodPost: OpUnregisterTable})
+	case "sign":
+		return rt.leaf(method, segs, rest, map[string]string{http.MethodPost: OpSignRequest})
 	case "tasks":
 		return rt.leaf(method, segs, rest, map[string]string{http.MethodPost: OpFetchScanTasks})
 	case "plan":
@@ -351,6 +354,7 @@ var Endpoints = map[string]string{
 	OpRenameTable:           "POST /v1/{prefix}/tables/rename",
 	OpCommitTransaction:     "POST /v1/{prefix}/transactions/commit",
 	OpUnregisterTable:       "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/unregister",
+	OpSignRequest:           "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/sign",
 	OpListFunctions:         "GET /v1/{prefix}/namespaces/{namespace}/functions",
 	OpLoadFunction:          "GET /v1/{prefix}/namespaces/{namespace}/functions/{function}",
 	OpListViews:             "GET /v1/{prefix}/namespaces/{namespace}/views",
