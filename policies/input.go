@@ -40,6 +40,9 @@ type Request struct {
 	Path              string   `json:"path"`
 	AccessDelegation  []string `json:"access_delegation"`
 	HasIdempotencyKey bool     `json:"has_idempotency_key"`
+	// StorageAccess is what a signRequest would do to the table's files,
+	// "read" or "write"; absent for other operations.
+	StorageAccess string `json:"storage_access,omitempty"`
 }
 
 // Context is the environment of the request. Time is RFC3339.
@@ -134,6 +137,7 @@ var (
 	keyPath              = ast.StringTerm("path")
 	keyAccessDelegation  = ast.StringTerm("access_delegation")
 	keyHasIdempotencyKey = ast.StringTerm("has_idempotency_key")
+	keyStorageAccess     = ast.StringTerm("storage_access")
 )
 
 // termCount is how many terms value takes from its slab (strings, arrays
@@ -144,7 +148,11 @@ func (in *Input) termCount() (terms, elems int) {
 	for i := range in.Items {
 		elems += len(in.Items[i].Namespace)
 	}
-	return 25 + 4*len(in.Items) + elems, elems
+	terms = 25 + 4*len(in.Items) + elems
+	if in.Request.StorageAccess != "" {
+		terms++
+	}
+	return terms, elems
 }
 
 // termBuilder hands out terms, and the element slices of arrays, from
@@ -201,12 +209,14 @@ func (b *termBuilder) resource(r *Resource) *ast.Term {
 }
 
 func (b *termBuilder) request(r *Request) *ast.Term {
-	return b.object(
-		[2]*ast.Term{keyMethod, b.str(r.Method)},
-		[2]*ast.Term{keyPath, b.str(r.Path)},
-		[2]*ast.Term{keyAccessDelegation, b.strings(r.AccessDelegation)},
-		[2]*ast.Term{keyHasIdempotencyKey, ast.InternedTerm(r.HasIdempotencyKey)},
-	)
+	method := [2]*ast.Term{keyMethod, b.str(r.Method)}
+	path := [2]*ast.Term{keyPath, b.str(r.Path)}
+	deleg := [2]*ast.Term{keyAccessDelegation, b.strings(r.AccessDelegation)}
+	idem := [2]*ast.Term{keyHasIdempotencyKey, ast.InternedTerm(r.HasIdempotencyKey)}
+	if r.StorageAccess == "" { // omitempty, and no slice built for the common case
+		return b.object(method, path, deleg, idem)
+	}
+	return b.object(method, path, deleg, idem, [2]*ast.Term{keyStorageAccess, b.str(r.StorageAccess)})
 }
 
 func (b *termBuilder) item(it *Item) *ast.Term {
@@ -275,6 +285,7 @@ func (in *Input) appendKey(b []byte) ([]byte, bool) {
 	} else {
 		b = append(b, 0)
 	}
+	b = appendString(b, in.Request.StorageAccess)
 	b = appendString(b, in.Context.Time)
 	b = appendString(b, in.Context.ClientIP)
 	b = binary.AppendUvarint(b, uint64(len(in.Items)))

@@ -13,6 +13,10 @@
 #           metrics reports); never vended credentials: loadCredentials is
 #           denied and every allow carries strip_credentials
 #
+# signRequest (remote signing of a table's S3 requests) is decided on the
+# table with input.request.storage_access: "read" (GET, HEAD, listings)
+# for readers and writers, "write" (PUT, POST, DELETE) for writers only.
+#
 # Operations whose input has no namespace (getConfig, getToken, listing
 # top-level namespaces) are open to any holder of any role; other
 # namespace-less operations need a global role. renameTable, renameView and
@@ -40,7 +44,9 @@ write_ops := {
 
 view_write_ops := {"createView", "replaceView", "dropView", "renameView", "registerView"}
 
-known_ops := (read_ops | write_ops) | view_write_ops
+known_ops := ((read_ops | write_ops) | view_write_ops) | {"signRequest"}
+
+storage_access := object.get(input, ["request", "storage_access"], "")
 
 # Catalog-level operations any role holder needs to connect and browse.
 catalog_ops := {"getConfig", "getToken"}
@@ -111,6 +117,10 @@ permits("writer", o) if o in write_ops
 
 permits("reader", o) if o in read_ops
 
+permits("writer", "signRequest") if storage_access in {"read", "write"}
+
+permits("reader", "signRequest") if storage_access == "read"
+
 allowed if permits(role, op)
 
 decision := {
@@ -133,6 +143,9 @@ deny_reason := sprintf("principal %q has no lakegate role", [input.principal.id]
 } else := "reader may not loadCredentials: readers never receive vended credentials" if {
 	role == "reader"
 	op == "loadCredentials"
+} else := "reader may not signRequest for writing: readers never write a table's files" if {
+	role == "reader"
+	op == "signRequest"
 } else := sprintf("%s may not %s: view changes need admin", [role, op]) if {
 	op in view_write_ops
 } else := sprintf("%s may not %s", [role, op])

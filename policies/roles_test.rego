@@ -225,3 +225,30 @@ test_reader_lists_top_level if {
 	allows(["reader"], "listNamespaces", [])
 	denies(["reader"], "createNamespace", [])
 }
+
+# --- signRequest (remote signing): read for readers, write for writers
+
+sign(groups, access) := d if {
+	d := roles.decision with input as object.union(req("u", groups, "signRequest", ["sales"]),
+		{"request": {"storage_access": access}})
+}
+
+test_reader_signs_reads_only if {
+	sign(["reader"], "read").allow
+	not sign(["reader"], "write").allow
+	sign(["reader"], "write").reason == "reader may not signRequest for writing: readers never write a table's files"
+	sign(["reader:sales"], "read").allow
+	not sign(["reader:sales"], "write").allow
+}
+
+test_writer_signs_reads_and_writes if {
+	sign(["writer"], "read").allow
+	sign(["writer"], "write").allow
+	sign(["writer:sales"], "write").allow
+	not sign(["writer:other"], "write").allow
+}
+
+test_sign_without_access_is_denied if {
+	not sign(["writer"], "").allow
+	not sign(["reader"], "admin").allow
+}
