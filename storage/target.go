@@ -31,6 +31,23 @@ type SignRequest struct {
 	Provider   string              `json:"provider,omitempty"`
 }
 
+// specMethods are RemoteSignRequest's method enum.
+var specMethods = map[string]bool{"PUT": true, "GET": true, "HEAD": true, "POST": true, "DELETE": true,
+	"PATCH": true, "OPTIONS": true}
+
+// Check is the spec's schema on a decoded RemoteSignRequest: its required
+// fields, its method enum. Its error is the client's mistake (400), not
+// a refusal.
+func (r *SignRequest) Check() error {
+	switch {
+	case r.Region == "" || r.URI == "" || r.Method == "" || r.Headers == nil:
+		return errors.New("region, uri, method and headers are required")
+	case !specMethods[r.Method]:
+		return fmt.Errorf("method %q is none of PUT, GET, HEAD, POST, DELETE, PATCH, OPTIONS", r.Method)
+	}
+	return nil
+}
+
 // ErrRefused wraps every reason a request is not signed: the door
 // answers it 403.
 var ErrRefused = errors.New("not signed")

@@ -80,11 +80,15 @@ var (
 		Namespace: "lakegate", Name: "sharing_bytes_total",
 		Help: "Bytes of the data files Delta Sharing queries answered with, by catalog and share.",
 	}, []string{"catalog", "share"})
+	storageSigns = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "lakegate", Name: "storage_signs_total",
+		Help: "S3 requests remote signing was asked for, by catalog, access (read, write, none when unreadable) and outcome (signed, denied, refused).",
+	}, []string{"catalog", "access", "outcome"})
 )
 
 var collectors = []prometheus.Collector{
 	requests, requestDuration, backendDuration, breakerState, breakerTransitions, cacheResults, cacheNotModified,
-	cacheInvalidations, replays, policyDecisions, policyDuration, tokens, sharingFiles, sharingBytes, buildInfo,
+	cacheInvalidations, replays, policyDecisions, policyDuration, tokens, sharingFiles, sharingBytes, storageSigns, buildInfo,
 }
 
 // Register puts lakegate's collectors on reg. Registering them again on
@@ -99,6 +103,13 @@ func Register(reg prometheus.Registerer) error {
 		}
 	}
 	return nil
+}
+
+// CountSign counts one signRequest: catalog is a configured one, access
+// "read", "write" or "none", outcome "signed", "denied" (the policy) or
+// "refused" (outside the table, or not a request this signs).
+func CountSign(catalog, access, outcome string) {
+	storageSigns.WithLabelValues(catalog, access, outcome).Inc()
 }
 
 // ObserveRequest counts one answered request and records how long the

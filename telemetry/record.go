@@ -40,6 +40,11 @@ type Record struct {
 	// the unified ones).
 	Member          string
 	MemberNamespace []string
+	// Table and StorageAccess name what a signRequest signed (or was
+	// refused): the table (namespace levels and name joined by ".") and
+	// read or write. Never the signature, the URI's query or a key.
+	Table         string
+	StorageAccess string
 }
 
 type recordKey struct{}
@@ -153,7 +158,7 @@ func (r *Record) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	for _, f := range [...]struct{ k, v string }{
 		{"api", r.API}, {"catalog", r.Catalog}, {"operation", r.Operation}, {"principal", r.Principal}, {"client_id", r.Client},
 		{"decision", r.Decision()}, {"cache", r.Cache}, {"replay", r.Replay}, {"backend_error", r.BackendError},
-		{"member", r.Member},
+		{"member", r.Member}, {"table", r.Table}, {"storage_access", r.StorageAccess},
 	} {
 		if f.v != "" {
 			enc.AddString(f.k, f.v)

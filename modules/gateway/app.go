@@ -17,6 +17,7 @@ import (
 	"github.com/lakegate/lakegate/cache/replay"
 	"github.com/lakegate/lakegate/duration"
 	"github.com/lakegate/lakegate/policies"
+	"github.com/lakegate/lakegate/storage"
 	"github.com/lakegate/lakegate/telemetry"
 	"github.com/lakegate/lakegate/upstream"
 	"github.com/lakegate/lakegate/upstream/embedded"
@@ -119,6 +120,11 @@ type CatalogConfig struct {
 	// location a write body names must be under one of them (default:
 	// none set, the backend decides).
 	AllowedLocations []string `json:"allowed_locations,omitempty"`
+	// Storage is the catalog's object storage and the credentials only
+	// the gateway holds for it; with remote_signing, clients with no
+	// storage keys of their own have their S3 requests signed, file by
+	// file, as the policy allows (docs/storage.md). Default: none.
+	Storage *storage.Config `json:"storage,omitempty"`
 }
 
 // CacheLimits bounds L1, the in-process part of the LoadTable cache.
@@ -146,6 +152,9 @@ type catalogState struct {
 	// embedded catalog's own, else the spec's default. The backends get
 	// paths and `parent` re-encoded with theirs.
 	separator string
+	// signing is the catalog's remote signer (storage.remote_signing),
+	// nil when it signs nothing.
+	signing *signing
 }
 
 // clientSeparator is the namespace separator the gateway advertises for
@@ -226,7 +235,11 @@ func (a *App) Provision(ctx caddy.Context) error {
 				PerPrincipal: cc.Remote != nil && cc.Remote.Auth.Mode == upstream.AuthPassthrough}))
 		}
 		p := upstream.NewPipeline(cc.Name, b, opts...)
-		a.backends[cc.Name] = &catalogState{cfg: cc, pipeline: p, locations: rule, separator: clientSeparator(cc)}
+		st := &catalogState{cfg: cc, pipeline: p, locations: rule, separator: clientSeparator(cc)}
+		if st.signing, err = newSigning(cc); err != nil {
+			return fmt.Errorf("catalog %q: %w", cc.Name, err)
+		}
+		a.backends[cc.Name] = st
 	}
 	for _, cc := range a.Catalogs {
 		if cc.Unified != nil {
@@ -355,6 +368,9 @@ func (a *App) Validate() error {
 			return fmt.Errorf("catalog %q is configured twice", cc.Name)
 		}
 		seen[cc.Name] = true
+		if err := checkStorage(cc); err != nil {
+			return fmt.Errorf("catalog %q: %w", cc.Name, err)
+		}
 	}
 	if err := a.validateUnified(); err != nil {
 		return err

@@ -171,6 +171,9 @@ type policyRequest struct {
 	principal *identity.Principal
 	catalog   *catalogState // nil: the request names no catalog (a share, a storage path)
 	resource  policies.Resource
+	// storageAccess is what a signRequest would do to the table's files
+	// ("read", "write"; "" for other operations).
+	storageAccess string
 }
 
 // input builds the policy input for the request r carries.
@@ -193,6 +196,7 @@ func (q policyRequest) input(r *http.Request) policies.Input {
 		Request: policies.Request{
 			Method: r.Method, Path: r.URL.Path, AccessDelegation: deleg,
 			HasIdempotencyKey: r.Header.Get("Idempotency-Key") != "",
+			StorageAccess:     q.storageAccess,
 		},
 		Context: policies.Context{Time: time.Now().UTC().Format(time.RFC3339), ClientIP: clientIP(r)},
 	}

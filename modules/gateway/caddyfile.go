@@ -7,6 +7,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 
+	"github.com/lakegate/lakegate/storage"
 	"github.com/lakegate/lakegate/upstream"
 	"github.com/lakegate/lakegate/upstream/embedded"
 	"github.com/lakegate/lakegate/upstream/unified"
@@ -152,6 +153,7 @@ func parseCatalog(d *caddyfile.Dispenser) (CatalogConfig, error) {
 		"unified":     fresh(&cc.Unified, "unified", unifiedGrammar),
 		"cache":       fresh(&cc.Cache, "cache", catalogCacheGrammar),
 		"idempotency": fresh(&cc.Idempotency, "idempotency", idempotencyGrammar),
+		"storage":     fresh(&cc.Storage, "storage", storageGrammar),
 		"allowed_locations": func(d *caddyfile.Dispenser) error {
 			locs := d.RemainingArgs()
 			if len(locs) == 0 {
@@ -164,6 +166,31 @@ func parseCatalog(d *caddyfile.Dispenser) (CatalogConfig, error) {
 		},
 		"max_request_body": size(&cc.MaxRequestBody),
 	}.parse(d, "catalog")
+}
+
+// storageGrammar is a catalog's
+//
+//	storage {
+//		s3 { endpoint <url>; region <r>; path_style; access_key_id <id>;
+//		     secret_access_key <placeholder>; session_token <placeholder> }
+//		remote_signing
+//		decision_ttl <duration>
+//	}
+func storageGrammar(c *storage.Config) block {
+	return block{
+		"s3": fresh(&c.S3, "s3", func(s *storage.S3Config) block {
+			return block{
+				"endpoint":          str(&s.Endpoint),
+				"region":            str(&s.Region),
+				"path_style":        on(&s.PathStyle),
+				"access_key_id":     str(&s.AccessKeyID),
+				"secret_access_key": str(&s.SecretAccessKey),
+				"session_token":     str(&s.SessionToken),
+			}
+		}),
+		"remote_signing": on(&c.RemoteSigning),
+		"decision_ttl":   dur(&c.DecisionTTL),
+	}
 }
 
 // parseEmbedded reads a catalog's `embedded { ... }`.

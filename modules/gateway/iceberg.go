@@ -165,6 +165,13 @@ func (w *writeWatcher) Flush() {
 // catalog's pipeline, enforcing the policy's obligations.
 func (h *IcebergHandler) serve(w http.ResponseWriter, r *http.Request, rt icerest.Route, p *identity.Principal, cat *catalogState) {
 	q, rerr := icerest.ParseRequest(r, rt)
+	if rerr == nil && rt.Operation == icerest.OpSignRequest {
+		// Decided per access (read or write) once the request is read.
+		if rerr = checkNames(rt); rerr == nil {
+			h.serveSign(w, r, q, p, cat)
+			return
+		}
+	}
 	var res []policies.Resource
 	if rerr == nil {
 		res, rerr = resources(rt, q.Touched)
@@ -187,6 +194,9 @@ func (h *IcebergHandler) serve(w http.ResponseWriter, r *http.Request, rt iceres
 			"the policy withholds storage credentials from this principal"))
 		return
 	}
+	// A catalog with storage keys of the gateway's hands out none.
+	strip = strip || cat.cfg.Storage != nil
+	signed := remoteSigningAsked(r, cat, rt.Operation)
 	filtered := h.app.guard.policy != nil && listings[rt.Operation]
 	if !strip && !filtered {
 		cat.pipeline.ServeRequest(w, r, q, p.ID) // the common case: no obligation, no closure
@@ -198,6 +208,10 @@ func (h *IcebergHandler) serve(w http.ResponseWriter, r *http.Request, rt iceres
 	if strip {
 		inner := run
 		run = func(w http.ResponseWriter, r *http.Request, q icerest.Request) { serveStripped(w, r, q, inner) }
+	}
+	if signed {
+		inner := run
+		run = func(w http.ResponseWriter, r *http.Request, q icerest.Request) { serveRemoteSigning(w, r, q, cat, inner) }
 	}
 	if filtered {
 		rec := upstream.Capture(run, r, q)

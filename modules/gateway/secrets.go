@@ -213,6 +213,9 @@ func (a *App) resolveSecrets() error {
 }
 
 func (cc *CatalogConfig) resolveSecrets(s secrets) error {
+	if err := cc.resolveStorageSecrets(s); err != nil {
+		return err
+	}
 	if r := cc.Remote; r != nil {
 		for what, f := range map[string]*string{
 			"remote auth token": &r.Auth.Token, "remote auth client_secret": &r.Auth.ClientSecret,
@@ -250,5 +253,29 @@ func (cc *CatalogConfig) resolveSecrets(s secrets) error {
 		}
 	}
 	cc.Embedded = &resolved
+	return nil
+}
+
+// resolveStorageSecrets resolves the storage keys in a copy (the config
+// as loaded keeps its placeholders). The access key id is an identifier
+// and may be literal; the secret and session token may not.
+func (cc *CatalogConfig) resolveStorageSecrets(s secrets) error {
+	if cc.Storage == nil || cc.Storage.S3 == nil {
+		return nil
+	}
+	st, s3 := *cc.Storage, *cc.Storage.S3
+	if isPlaceholder(s3.AccessKeyID) {
+		if err := s.resolveIn("storage s3 access_key_id", &s3.AccessKeyID); err != nil {
+			return err
+		}
+	}
+	if err := s.resolveIn("storage s3 secret_access_key", &s3.SecretAccessKey); err != nil {
+		return err
+	}
+	if err := s.resolveIn("storage s3 session_token", &s3.SessionToken); err != nil {
+		return err
+	}
+	st.S3 = &s3
+	cc.Storage = &st
 	return nil
 }

@@ -122,6 +122,12 @@ func TestSecretsRefusedAsLiterals(t *testing.T) {
 			"dsn": filepath.Join(t.TempDir(), "c.db"), "warehouse": t.TempDir(),
 			"properties": map[string]string{"s3.secret-access-key": "literal-s3cret"}}}}},
 			"embedded property s3.secret-access-key must be a placeholder"},
+		"literal storage s3 secret": {map[string]any{"catalogs": []any{storageCatalog(map[string]any{
+			"region": "us-east-1", "access_key_id": "AKID", "secret_access_key": "literal-s3cret"})}},
+			`catalog "r": storage s3 secret_access_key must be a placeholder`},
+		"literal storage s3 session token": {map[string]any{"catalogs": []any{storageCatalog(map[string]any{
+			"region": "us-east-1", "access_key_id": "AKID", "secret_access_key": "{env.HOME}", "session_token": "literal-s3cret"})}},
+			`catalog "r": storage s3 session_token must be a placeholder`},
 		"literal postgres password": {map[string]any{"catalogs": []any{map[string]any{"name": "e", "embedded": map[string]any{
 			"database": "postgres", "dsn": "postgres://lakegate:literal-s3cret@127.0.0.1:9/cat", "warehouse": t.TempDir()}}}},
 			"embedded dsn password must be a placeholder"},
