@@ -211,7 +211,9 @@ func (h *IcebergHandler) serve(w http.ResponseWriter, r *http.Request, rt iceres
 	}
 	if signed {
 		inner := run
-		run = func(w http.ResponseWriter, r *http.Request, q icerest.Request) { serveRemoteSigning(w, r, q, cat, inner) }
+		run = func(w http.ResponseWriter, r *http.Request, q icerest.Request) {
+			serveRemoteSigning(w, r, q, cat, inner)
+		}
 	}
 	if filtered {
 		rec := upstream.Capture(run, r, q)

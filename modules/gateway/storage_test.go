@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -372,5 +373,60 @@ func TestStorageConfigErrors(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.want)
 			assert.NotContains(t, err.Error(), "s3cret-value")
 		})
+	}
+}
+
+// Every sign request is audited: the access log names the principal,
+// catalog, table and access (never the signature, the URI or a key), and
+// lakegate_storage_signs_total counts it by outcome.
+func TestSignRequestAudit(t *testing.T) {
+	st := fakeStore(t)
+	cfg := embeddedtest.Config(t, embedded.SQLite)
+	cfg.Warehouse = "s3://" + st.bucket + "/wh"
+	cfg.Properties = map[string]string{"s3.endpoint": st.endpoint, "s3.region": st.region,
+		"s3.access-key-id": st.keyID, "s3.secret-access-key": st.secret, "s3.path-style-access": "true"}
+	backend := embeddedtest.Serve(t, cfg)
+	lake := remote("lake", backend.URL, nil)
+	lake["storage"] = map[string]any{"remote_signing": true, "s3": map[string]any{"endpoint": st.endpoint,
+		"region": st.region, "path_style": true, "access_key_id": st.keyID, "secret_access_key": secretRef(t, st.secret)}}
+	g := startObserved(t, map[string]any{"catalogs": []any{lake}}, map[string]string{"alice": "alice-token"})
+	createSignTable(t, g.base, "alice-token")
+
+	counts := func() (signed, refused float64) {
+		m := g.metrics(t)
+		return sample(m, "lakegate_storage_signs_total", map[string]string{"catalog": "lake", "access": "read", "outcome": "signed"}),
+			sample(m, "lakegate_storage_signs_total", map[string]string{"catalog": "lake", "access": "read", "outcome": "refused"})
+	}
+	signed0, refused0 := counts()
+	obj := st.endpoint + "/" + st.bucket + "/" + tableKey + "/data/f.parquet"
+	status, _ := g.call(t, http.MethodPost, signPath, "alice-token", signReq("GET", obj))
+	require.Equal(t, http.StatusOK, status)
+	status, _ = g.call(t, http.MethodPost, signPath, "alice-token", signReq("GET", st.endpoint+"/"+st.bucket+"/wh/elsewhere/f"))
+	require.Equal(t, http.StatusForbidden, status)
+	signed1, refused1 := counts()
+	assert.Equal(t, 1.0, signed1-signed0)
+	assert.Equal(t, 1.0, refused1-refused0)
+
+	var signs []map[string]any
+	require.Eventually(t, func() bool {
+		signs = signs[:0]
+		for _, line := range accessLines(t, g.accessLog) {
+			if lg, ok := line["lakegate"].(map[string]any); ok && lg["operation"] == "signRequest" {
+				signs = append(signs, lg)
+			}
+		}
+		return len(signs) == 2
+	}, 5*time.Second, 20*time.Millisecond)
+	for i, decision := range []string{"allow", "deny"} {
+		assert.Equal(t, "alice", signs[i]["principal"])
+		assert.Equal(t, "lake", signs[i]["catalog"])
+		assert.Equal(t, "sales.t", signs[i]["table"])
+		assert.Equal(t, "read", signs[i]["storage_access"])
+		assert.Equal(t, decision, signs[i]["decision"], "%v", signs[i])
+	}
+	raw, err := os.ReadFile(g.accessLog)
+	require.NoError(t, err)
+	for _, leak := range []string{"Signature=", "Credential=", st.secret, "f.parquet"} {
+		assert.NotContains(t, string(raw), leak)
 	}
 }
