@@ -220,6 +220,7 @@ var requiredVars = map[string][]string{
 	"nessie":     nil,
 	"gravitino":  nil,
 	"sharing":    nil,
+	"storage":    {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "LAKEGATE_S3_ENDPOINT", "LAKEGATE_WAREHOUSE"},
 }
 
 var requiredRef = regexp.MustCompile(`\{(?:\$([A-Za-z0-9_]+)\}|env\.([A-Za-z0-9_]+)\})`)
@@ -279,10 +280,12 @@ func TestExamplesNameMissingVariables(t *testing.T) {
 
 func placeholderValue(v string) string {
 	switch {
-	case strings.HasSuffix(v, "_URL"):
+	case strings.HasSuffix(v, "_URL"), v == "LAKEGATE_S3_ENDPOINT":
 		return "http://127.0.0.1:1"
 	case v == "S3TABLES_BUCKET_ARN":
 		return "arn:aws:s3tables:us-east-1:123456789012:bucket/b"
+	case v == "LAKEGATE_WAREHOUSE":
+		return "s3://test-bucket/warehouse"
 	case v == "GLUE_WAREHOUSE":
 		return "123456789012"
 	}

@@ -151,15 +151,18 @@ func credentialKey(k string) bool {
 }
 
 // resolveProperties resolves the secret-looking keys of props (storage
-// secret keys, session tokens, passwords) in a copy. Access key ids are
-// identifiers, not secrets, and may stay literal.
+// secret keys, session tokens, passwords) in a copy, and any other value
+// that is a placeholder. Access key ids are identifiers, not secrets, and
+// may stay literal.
 func (s secrets) resolveProperties(what string, props map[string]string) (map[string]string, error) {
 	if props == nil {
 		return nil, nil
 	}
 	out := maps.Clone(props)
 	for k, v := range props {
-		if !credentialKey(k) {
+		// A credential must be a placeholder; any other value may be one
+		// (an access key id from the environment).
+		if !credentialKey(k) && !isPlaceholder(v) {
 			continue
 		}
 		if err := s.resolveIn(what+" "+k, &v); err != nil {

@@ -252,6 +252,9 @@ func withSignerConfig(body []byte, s3 storage.S3Config, base, endpoint string) (
 		}
 	}
 	cfg["s3.remote-signing-enabled"] = "true"
+	// PyIceberg's FsspecFileIO signs through the signer this names;
+	// Iceberg Java reads s3.remote-signing-enabled.
+	cfg["s3.signer"] = "S3V4RestSigner"
 	cfg["s3.signer.uri"] = base
 	cfg["s3.signer.endpoint"] = endpoint
 	cfg["s3.region"], cfg["client.region"] = s3.Region, s3.Region

@@ -155,6 +155,7 @@ func TestSignRequestChecks(t *testing.T) {
 			}
 			require.NoError(t, json.Unmarshal(body, &res))
 			assert.Equal(t, "true", res.Config["s3.remote-signing-enabled"])
+			assert.Equal(t, "S3V4RestSigner", res.Config["s3.signer"])
 			assert.Equal(t, base, res.Config["s3.signer.uri"])
 			assert.Equal(t, strings.TrimPrefix(signPath, "/"), res.Config["s3.signer.endpoint"])
 			assert.Equal(t, st.endpoint, res.Config["s3.endpoint"])
