@@ -29,6 +29,9 @@
 #            base+128), whose `remote` upstream base+73 nobody serves
 #   base+20  Nessie (HTTP); base+21 Nessie management
 #   base+30  the S3 object store Nessie writes to
+#   base+31  moto for the storage tests (interop/storage/moto.sh; .ci/run's
+#            LAKEGATE_TEST_S3); base+32 lakegate, interop/storage on
+#            examples/storage (admin base+129)
 #   base+100.. admin endpoints of the gateways above (base+100+n for gateway n)
 # State lives under INTEROP_WORK (default interop/.work, git-ignored);
 # downloads under INTEROP_CACHE (default ~/.cache/lakegate-interop), reused

@@ -147,6 +147,12 @@ func (h *IcebergHandler) signDecision(r *http.Request, p *identity.Principal, ca
 	key := signKey{principal: p.ID, access: access,
 		table: strings.Join(append(append([]string{}, rt.Namespace...), rt.Table), icerest.UnitSeparator)}
 	if d, ok := cache.Get(key); ok {
+		// The access log names the decision a request was signed (or
+		// refused) on, made now or reused.
+		telemetry.From(r.Context()).CountDecision(d.denied == nil)
+		if d.denied != nil {
+			telemetry.From(r.Context()).Refused()
+		}
 		return d, nil
 	}
 	pol := h.app.guard.decide(r, policyRequest{op: icerest.OpSignRequest, principal: p, catalog: cat,
