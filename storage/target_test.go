@@ -150,3 +150,24 @@ func FuzzTarget(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkSign is the gateway's CPU for one sign request past the HTTP
+// and JSON layers: reading the URI, the location check, SigV4.
+func BenchmarkSign(b *testing.B) {
+	s := testSigner(b)
+	req := SignRequest{Method: "GET", URI: "http://127.0.0.1:9000/lake/warehouse/ns/t/data/part-00001.parquet",
+		Region: "us-east-1", Headers: map[string][]string{"User-Agent": {"bench"}}}
+	b.ReportAllocs()
+	for b.Loop() {
+		tg, err := s.Target(req)
+		if err == nil {
+			err = tg.Inside(tablePlaces)
+		}
+		if err == nil {
+			_, err = s.Sign(b.Context(), tg, req.Headers)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -89,7 +89,7 @@ func asClient(t *testing.T, base string, opts ...rest.Option) *rest.Catalog {
 	return embeddedtest.Client(t, base, append([]rest.Option{rest.WithWarehouseLocation("lake")}, opts...)...)
 }
 
-func do(t *testing.T, method, url, token, body string, hdr map[string]string) (int, []byte) {
+func do(t testing.TB, method, url, token, body string, hdr map[string]string) (int, []byte) {
 	t.Helper()
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	require.NoError(t, err)
@@ -323,7 +323,7 @@ func TestPolicyRejectsBadCredentials(t *testing.T) {
 }
 
 // issuedToken gets a lakegate-issued access token for a client.
-func issuedToken(t *testing.T, base, id, secret string) string {
+func issuedToken(t testing.TB, base, id, secret string) string {
 	t.Helper()
 	status, body := do(t, http.MethodPost, base+"/v1/oauth/tokens", "",
 		"grant_type=client_credentials&client_id="+id+"&client_secret="+secret,

@@ -47,7 +47,7 @@ type fakeS3 struct {
 	presigned []string // raw query strings of accepted presigned GETs
 }
 
-func newFakeS3(t *testing.T) *fakeS3 {
+func newFakeS3(t testing.TB) *fakeS3 {
 	t.Helper()
 	backend := s3mem.New()
 	require.NoError(t, backend.CreateBucket(s3TestBucket))

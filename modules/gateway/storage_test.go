@@ -36,7 +36,7 @@ type s3Store struct {
 
 // fakeStore is the in-process gofakes3 of sharing_s3_test.go (it checks
 // the key id of signed requests, not their signatures).
-func fakeStore(t *testing.T) s3Store {
+func fakeStore(t testing.TB) s3Store {
 	return s3Store{endpoint: newFakeS3(t).URL, region: s3TestRegion, bucket: s3TestBucket,
 		keyID: s3TestKeyID, secret: s3TestSecret}
 }
@@ -72,7 +72,7 @@ func (st s3Store) client() *s3.Client {
 // with the roles policy, issued tokens for reader and writer, and the
 // catalog's storage keys held by the gateway with remote signing on. It
 // returns the gateway's URL and counts the backend's loadTable calls.
-func storageGateway(t *testing.T, st s3Store) (string, *atomic.Int64) {
+func storageGateway(t testing.TB, st s3Store) (string, *atomic.Int64) {
 	cfg := embeddedtest.Config(t, embedded.SQLite)
 	cfg.Warehouse = "s3://" + st.bucket + "/wh"
 	cfg.Properties = map[string]string{"s3.endpoint": st.endpoint, "s3.region": st.region,
@@ -104,7 +104,7 @@ func storageGateway(t *testing.T, st s3Store) (string, *atomic.Int64) {
 }
 
 // createSignTable creates lake.sales.t as the writer.
-func createSignTable(t *testing.T, base, writer string) {
+func createSignTable(t testing.TB, base, writer string) {
 	status, body := do(t, http.MethodPost, base+"/v1/lake/namespaces", writer, `{"namespace":["sales"]}`, nil)
 	require.Equal(t, http.StatusOK, status, "%s", body)
 	status, body = do(t, http.MethodPost, base+"/v1/lake/namespaces/sales/tables", writer,
