@@ -8,6 +8,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 
+	"github.com/lakegate/lakegate/storage"
 	"github.com/lakegate/lakegate/upstream/embedded"
 	"github.com/lakegate/lakegate/upstream/icerest"
 )
@@ -239,7 +240,7 @@ func (cc *CatalogConfig) resolveSecrets(s secrets) error {
 	}
 	// A copy: the embedded pool keys catalogs by this config.
 	resolved := *e
-	resolved.Properties = props
+	resolved.Properties = withStorageProperties(props, cc.Storage)
 	if resolved.DSN, err = s.resolveDSN(e.Database, e.DSN); err != nil {
 		return err
 	}
@@ -281,4 +282,31 @@ func (cc *CatalogConfig) resolveStorageSecrets(s secrets) error {
 	st.S3 = &s3
 	cc.Storage = &st
 	return nil
+}
+
+// withStorageProperties gives an embedded catalog the catalog's storage
+// (endpoint, region, path style, keys) as its FileIO properties, where
+// its own properties do not set them: one place for the keys. The
+// gateway strips them from every answer of a catalog with storage.
+func withStorageProperties(props map[string]string, st *storage.Config) map[string]string {
+	if st == nil || st.S3 == nil {
+		return props
+	}
+	s3 := st.S3
+	out := maps.Clone(props)
+	if out == nil {
+		out = map[string]string{}
+	}
+	for k, v := range map[string]string{
+		"s3.endpoint": s3.Endpoint, "s3.region": s3.Region, "s3.access-key-id": s3.AccessKeyID,
+		"s3.secret-access-key": s3.SecretAccessKey, "s3.session-token": s3.SessionToken,
+	} {
+		if _, set := out[k]; !set && v != "" {
+			out[k] = v
+		}
+	}
+	if _, set := out["s3.path-style-access"]; !set && s3.PathStyle {
+		out["s3.path-style-access"] = "true"
+	}
+	return out
 }

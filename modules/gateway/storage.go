@@ -30,8 +30,9 @@ type signing struct {
 	decisions *expirable.LRU[signKey, signDecision]
 }
 
-// signKey is what a decision is made for. table joins the namespace
-// levels and the name with 0x1F, which no checked name holds.
+// signKey is what a decision is made for: principal is the id and the
+// groups; table joins the namespace levels and the name with 0x1F, which
+// no checked name holds.
 type signKey struct {
 	principal, table string
 	access           storage.Access
@@ -144,7 +145,9 @@ func (h *IcebergHandler) refuseSign(w http.ResponseWriter, r *http.Request, cat 
 func (h *IcebergHandler) signDecision(r *http.Request, p *identity.Principal, cat *catalogState, rt icerest.Route,
 	access storage.Access) (signDecision, error) {
 	cache := cat.signing.decisions
-	key := signKey{principal: p.ID, access: access,
+	// The groups are part of who asks: a token with other groups for the
+	// same id is decided again.
+	key := signKey{principal: p.ID + "\x00" + strings.Join(p.Groups, "\x00"), access: access,
 		table: strings.Join(append(append([]string{}, rt.Namespace...), rt.Table), icerest.UnitSeparator)}
 	if d, ok := cache.Get(key); ok {
 		// The access log names the decision a request was signed (or

@@ -433,3 +433,29 @@ func TestSignRequestAudit(t *testing.T) {
 		assert.NotContains(t, string(raw), leak)
 	}
 }
+
+// An embedded catalog on S3 takes its FileIO keys from the catalog's
+// storage block: configured once, held by the gateway, never answered
+// with (not as vended credentials, not in /v1/config).
+func TestEmbeddedCatalogUsesStorageKeys(t *testing.T) {
+	st := fakeStore(t)
+	base := gateway(t, map[string]any{"catalogs": []any{map[string]any{
+		"name": "lake",
+		"embedded": map[string]any{"dsn": t.TempDir() + "/catalog.db",
+			"warehouse": "s3://" + st.bucket + "/wh"},
+		"storage": map[string]any{"remote_signing": true, "s3": map[string]any{"endpoint": st.endpoint,
+			"region": st.region, "path_style": true, "access_key_id": st.keyID, "secret_access_key": secretRef(t, st.secret)}},
+	}}})
+	createSignTable(t, base, "")
+	status, body := do(t, http.MethodGet, base+"/v1/lake/namespaces/sales/tables/t", "", "",
+		map[string]string{"X-Iceberg-Access-Delegation": "vended-credentials"})
+	require.Equal(t, http.StatusOK, status, "%s", body)
+	assert.Contains(t, string(body), `"metadata-location":"s3://`+st.bucket+`/wh/sales.db/t/metadata/`,
+		"the embedded catalog wrote the table's metadata to S3 with the storage keys")
+	assert.NotContains(t, string(body), st.secret)
+	assert.NotContains(t, string(body), "storage-credentials")
+	status, body = do(t, http.MethodGet, base+"/v1/config?warehouse=lake", "", "", nil)
+	require.Equal(t, http.StatusOK, status)
+	assert.NotContains(t, string(body), st.secret)
+	assert.NotContains(t, string(body), st.keyID)
+}
