@@ -194,7 +194,13 @@ func (h *IcebergHandler) serve(w http.ResponseWriter, r *http.Request, rt iceres
 			"the policy withholds storage credentials from this principal"))
 		return
 	}
-	// A catalog with storage keys of the gateway's hands out none.
+	// A catalog with storage keys of the gateway's hands out none: they
+	// are not vended (not yet as scoped credentials either, docs/storage.md).
+	if cat.cfg.Storage != nil && rt.Operation == icerest.OpLoadCredentials {
+		icerest.WriteError(w, r, icerest.Errorf(http.StatusForbidden, icerest.Forbidden,
+			"catalog %q vends no storage credentials: its storage keys are the gateway's; use remote signing", cat.cfg.Name))
+		return
+	}
 	strip = strip || cat.cfg.Storage != nil
 	signed := remoteSigningAsked(r, cat, rt.Operation)
 	filtered := h.app.guard.policy != nil && listings[rt.Operation]

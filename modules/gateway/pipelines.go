@@ -56,6 +56,12 @@ func (a *App) serveCall(ctx context.Context, name string, call translate.Call,
 	if header == nil {
 		header = http.Header{}
 	}
+	if cat.cfg.Storage != nil {
+		// The storage keys are the gateway's: a translator is given none
+		// either (docs/storage.md), and a backend is not asked to vend.
+		header = header.Clone()
+		header.Del("X-Iceberg-Access-Delegation")
+	}
 	req := (&http.Request{
 		Method: method, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: header,
 		URL:           &url.URL{Path: "/v1/" + name, RawQuery: call.Query.Encode()},
@@ -63,7 +69,12 @@ func (a *App) serveCall(ctx context.Context, name string, call translate.Call,
 		ContentLength: int64(len(call.Body)), Host: "lakegate.pipeline",
 	}).WithContext(ctx)
 	var h upstream.Handler
-	if err := checkNames(rt); err != nil {
+	err := checkNames(rt)
+	if err == nil && cat.cfg.Storage != nil && rt.Operation == icerest.OpLoadCredentials {
+		err = icerest.Errorf(http.StatusForbidden, icerest.Forbidden,
+			"catalog %q vends no storage credentials: its storage keys are the gateway's", name)
+	}
+	if err != nil {
 		h = func(w http.ResponseWriter, r *http.Request, _ icerest.Request) { icerest.WriteError(w, r, err) }
 	} else {
 		principal := caller.From(ctx).Principal
@@ -72,7 +83,11 @@ func (a *App) serveCall(ctx context.Context, name string, call translate.Call,
 		}
 	}
 	rec := upstream.Capture(h, req, icerest.Request{Route: rt})
-	return &translate.Response{Status: rec.Status, Header: rec.Header, Body: rec.Bytes()}, nil
+	body := rec.Bytes()
+	if cat.cfg.Storage != nil && rec.Status == http.StatusOK && returnsTable[rt.Operation] {
+		body = stripCredentials(body) // a backend that vends unasked
+	}
+	return &translate.Response{Status: rec.Status, Header: rec.Header, Body: body}, nil
 }
 
 // syncDeltaLogs has every catalog's pipeline keep the tables whose truth

@@ -23,8 +23,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	lakegate "github.com/lakegate/lakegate/modules/gateway"
+	"github.com/lakegate/lakegate/translate"
 	"github.com/lakegate/lakegate/upstream/embedded"
 	"github.com/lakegate/lakegate/upstream/embedded/embeddedtest"
+	"github.com/lakegate/lakegate/upstream/icerest"
 )
 
 // s3Store is an S3 the tests write a table to and send signed requests
@@ -439,13 +442,14 @@ func TestSignRequestAudit(t *testing.T) {
 // with (not as vended credentials, not in /v1/config).
 func TestEmbeddedCatalogUsesStorageKeys(t *testing.T) {
 	st := fakeStore(t)
-	base := gateway(t, map[string]any{"catalogs": []any{map[string]any{
+	addr := freeAddr(t)
+	base := serveOn(t, addr, caddyJSONHandlers(t, addr, map[string]any{"catalogs": []any{map[string]any{
 		"name": "lake",
 		"embedded": map[string]any{"dsn": t.TempDir() + "/catalog.db",
 			"warehouse": "s3://" + st.bucket + "/wh"},
 		"storage": map[string]any{"remote_signing": true, "s3": map[string]any{"endpoint": st.endpoint,
 			"region": st.region, "path_style": true, "access_key_id": st.keyID, "secret_access_key": secretRef(t, st.secret)}},
-	}}})
+	}}}, map[string]any{"handler": "lakegate_delta"}, map[string]any{"handler": "lakegate_iceberg"}))
 	createSignTable(t, base, "")
 	status, body := do(t, http.MethodGet, base+"/v1/lake/namespaces/sales/tables/t", "", "",
 		map[string]string{"X-Iceberg-Access-Delegation": "vended-credentials"})
@@ -458,4 +462,32 @@ func TestEmbeddedCatalogUsesStorageKeys(t *testing.T) {
 	require.Equal(t, http.StatusOK, status)
 	assert.NotContains(t, string(body), st.secret)
 	assert.NotContains(t, string(body), st.keyID)
+	// loadCredentials would hand out the embedded catalog's keys: refused.
+	status, body = do(t, http.MethodGet, base+"/v1/lake/namespaces/sales/tables/t/credentials", "", "",
+		map[string]string{"X-Iceberg-Access-Delegation": "vended-credentials"})
+	assert.Equal(t, http.StatusForbidden, status, "%s", body)
+	assert.Equal(t, "ForbiddenException", errorType(body))
+	assert.NotContains(t, string(body), st.secret)
+	// Neither does a scan plan carry them.
+	status, body = do(t, http.MethodPost, base+"/v1/lake/namespaces/sales/tables/t/plan", "", `{}`,
+		map[string]string{"X-Iceberg-Access-Delegation": "vended-credentials"})
+	require.Equal(t, http.StatusOK, status, "%s", body)
+	assert.NotContains(t, string(body), st.secret)
+	assert.NotContains(t, string(body), "storage-credentials")
+	// Nor do the Delta doors, whose translators ask the pipeline for
+	// vended credentials in process (translate.Pipelines).
+	app, err := caddy.ActiveContext().App("lakegate")
+	require.NoError(t, err)
+	vended := http.Header{"X-Iceberg-Access-Delegation": {"vended-credentials"}}
+	res, err := app.(*lakegate.App).Serve(context.Background(), "lake", translate.Call{
+		Route: icerest.Route{Operation: icerest.OpLoadTable, Namespace: []string{"sales"}, Table: "t"}, Header: vended})
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+	assert.NotContains(t, string(res.Body), st.secret)
+	assert.NotContains(t, string(res.Body), "storage-credentials")
+	res, err = app.(*lakegate.App).Serve(context.Background(), "lake", translate.Call{
+		Route: icerest.Route{Operation: icerest.OpLoadCredentials, Namespace: []string{"sales"}, Table: "t"}, Header: vended})
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusForbidden, res.Status, "%s", res.Body)
+	assert.NotContains(t, string(res.Body), st.secret)
 }
