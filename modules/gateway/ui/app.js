@@ -1,0 +1,569 @@
+// lakegate's catalog browser. Every request goes to the gateway that
+// served this page, with the visitor's own bearer token, so the policy
+// decides what is shown exactly as for any other client. The token lives
+// in sessionStorage (this tab only); it never goes into a URL the page
+// requests, and a #token=... fragment (never sent to a server, so never in
+// an access log) is moved into sessionStorage and wiped from the address
+// bar at once. Everything is built with textContent: names and documents
+// from a catalog are data, never markup.
+'use strict';
+
+const TOKEN_KEY = 'lakegate.token';
+const SVG_NS = 'http://www.w3.org/2000/svg';
+const MAX_NAMESPACES = 500; // per catalog: a huge catalog stays browsable
+const MAX_PAGES = 50;       // per listing
+
+// ---- DOM helpers ----
+
+// h builds an element: h('td', {class: 'x'}, 'text', child...).
+function h(tag, attrs, ...kids) {
+  const el = document.createElement(tag);
+  setAttrs(el, attrs);
+  append(el, kids);
+  return el;
+}
+
+function s(tag, attrs, ...kids) {
+  const el = document.createElementNS(SVG_NS, tag);
+  setAttrs(el, attrs);
+  append(el, kids);
+  return el;
+}
+
+function setAttrs(el, attrs) {
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v !== undefined && v !== null && v !== false) el.setAttribute(k, v === true ? '' : String(v));
+  }
+}
+
+function append(el, kids) {
+  for (const k of kids.flat()) {
+    if (k === undefined || k === null || k === false) continue;
+    el.append(k instanceof Node ? k : document.createTextNode(String(k)));
+  }
+}
+
+function table(id, headers, rows) {
+  return h('table', {id},
+    h('thead', {}, h('tr', {}, headers.map((x) => h('th', {}, x)))),
+    h('tbody', {}, rows));
+}
+
+function none(text) { return h('p', {class: 'none'}, text); }
+
+function errorBox(err) { return h('p', {class: 'error', role: 'alert'}, err.message || String(err)); }
+
+function stamp(ms) {
+  if (typeof ms !== 'number') return '–';
+  return new Date(ms).toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z');
+}
+
+// ---- identity ----
+
+function token() { return sessionStorage.getItem(TOKEN_KEY) || ''; }
+
+// takeFragmentToken moves #token=... (or &token=...) into sessionStorage
+// and rewrites the address without it, before anything is fetched.
+function takeFragmentToken() {
+  const params = new URLSearchParams(location.hash.slice(1));
+  if (!params.has('token')) return;
+  const t = params.get('token');
+  params.delete('token');
+  if (t) sessionStorage.setItem(TOKEN_KEY, t);
+  const rest = params.toString();
+  history.replaceState(null, '', location.pathname + (rest ? '#' + rest : ''));
+}
+
+function renderIdentity() {
+  const box = document.getElementById('identity');
+  box.replaceChildren();
+  if (token()) {
+    box.append(h('span', {class: 'who'}, 'Using your token (kept in this tab only). '),
+      button('Forget token', 'sign-out', () => { sessionStorage.removeItem(TOKEN_KEY); refresh(); }));
+    return;
+  }
+  const tokenInput = h('input', {type: 'password', name: 'token', autocomplete: 'off', placeholder: 'bearer token', 'aria-label': 'bearer token'});
+  const tokenForm = h('form', {id: 'token-form'}, tokenInput, ' ', h('button', {type: 'submit'}, 'Use token'));
+  tokenForm.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    if (tokenInput.value.trim()) sessionStorage.setItem(TOKEN_KEY, tokenInput.value.trim());
+    refresh();
+  });
+  const id = h('input', {name: 'client_id', autocomplete: 'username', placeholder: 'client id', 'aria-label': 'client id'});
+  const secret = h('input', {type: 'password', name: 'client_secret', autocomplete: 'current-password', placeholder: 'client secret', 'aria-label': 'client secret'});
+  const status = h('span', {class: 'error'});
+  const loginForm = h('form', {id: 'login-form'}, id, ' ', secret, ' ', h('button', {type: 'submit'}, 'Sign in'), ' ', status);
+  loginForm.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    status.textContent = '';
+    try {
+      sessionStorage.setItem(TOKEN_KEY, await login(id.value, secret.value));
+      refresh();
+    } catch (err) {
+      status.textContent = err.message;
+    }
+  });
+  box.append(h('span', {class: 'who'}, 'No token: you browse as an anonymous caller. '),
+    h('details', {}, h('summary', {}, 'Sign in'),
+      h('p', {}, 'Paste a bearer token the gateway accepts:'), tokenForm,
+      h('p', {}, 'or sign in with a client of lakegate\'s own token issuer (when the gateway runs one):'), loginForm));
+}
+
+function button(text, cls, onclick) {
+  const b = h('button', {type: 'button', class: cls}, text);
+  b.addEventListener('click', onclick);
+  return b;
+}
+
+// login asks lakegate's issuer for a token (client credentials, in the
+// form body: never in the URL).
+async function login(clientID, secret) {
+  const body = new URLSearchParams({grant_type: 'client_credentials', client_id: clientID, client_secret: secret, scope: 'catalog'});
+  const resp = await fetch('/v1/oauth/tokens', {method: 'POST', body, credentials: 'omit', cache: 'no-store'});
+  const doc = await resp.json().catch(() => ({}));
+  if (!resp.ok || !doc.access_token) throw new Error(apiMessage(resp, doc));
+  return doc.access_token;
+}
+
+// ---- the gateway's APIs ----
+
+// apiMessage reads each API's error model: Iceberg's {error: {message}},
+// OAuth2's {error, error_description}, the admin API's {error: "..."}.
+function apiMessage(resp, doc) {
+  const e = doc && doc.error;
+  const msg = (e && typeof e === 'object' && e.message) || (doc && doc.error_description) || (typeof e === 'string' && e) || resp.statusText;
+  if (resp.status === 401) return `${resp.status}: ${msg} — sign in above`;
+  return `${resp.status}: ${msg}`;
+}
+
+async function api(path, opts = {}) {
+  const headers = Object.assign({Accept: 'application/json'}, opts.headers || {});
+  if (token()) headers.Authorization = 'Bearer ' + token();
+  const resp = await fetch(path, Object.assign({}, opts, {headers, credentials: 'omit', cache: 'no-store'}));
+  const doc = resp.status === 204 ? {} : await resp.json().catch(() => null);
+  if (!resp.ok) {
+    const err = new Error(apiMessage(resp, doc));
+    err.status = resp.status;
+    throw err;
+  }
+  return doc;
+}
+
+// catalogPaths is how one catalog's Iceberg paths are spelled, from its
+// /v1/config: the prefix and the namespace separator.
+async function catalogPaths(name) {
+  const cfg = await api('/v1/config?warehouse=' + encodeURIComponent(name));
+  const o = Object.assign({}, cfg.defaults, cfg.overrides);
+  const sep = o['namespace-separator'] ? decodeURIComponent(o['namespace-separator']) : '\x1f';
+  const base = '/v1/' + (o.prefix ? encodeURIComponent(o.prefix) + '/' : '');
+  return {
+    base,
+    sep,
+    ns: (parts) => base + 'namespaces/' + encodeURIComponent(parts.join(sep)),
+  };
+}
+
+async function listAll(path, key) {
+  const out = [];
+  let pageToken = '';
+  for (let i = 0; i < MAX_PAGES; i++) {
+    const q = pageToken ? (path.includes('?') ? '&' : '?') + 'pageToken=' + encodeURIComponent(pageToken) : '';
+    const doc = await api(path + q);
+    out.push(...(doc[key] || []));
+    pageToken = doc['next-page-token'];
+    if (!pageToken) break;
+  }
+  return out;
+}
+
+// ---- routing: the fragment is the page, as URL parameters ----
+
+function route() { return new URLSearchParams(location.hash.slice(1)); }
+
+function link(params, text, cls) {
+  return h('a', {href: '#' + new URLSearchParams(params).toString(), class: cls}, text);
+}
+
+function nsParam(parts) { return JSON.stringify(parts); }
+
+function parseNs(v) {
+  try {
+    const parts = JSON.parse(v || '[]');
+    if (Array.isArray(parts) && parts.every((p) => typeof p === 'string')) return parts;
+  } catch (e) { /* fall through */ }
+  return [];
+}
+
+async function render() {
+  renderIdentity();
+  const main = document.getElementById('main');
+  const r = route();
+  const page = r.get('page') || (r.get('table') ? 'table' : r.get('view') ? 'view' : 'catalogs');
+  main.replaceChildren(none('Loading…'));
+  main.dataset.page = page;
+  let content;
+  try {
+    if (page === 'table') content = await tablePage(r.get('catalog'), parseNs(r.get('ns')), r.get('table'));
+    else if (page === 'view') content = await viewPage(r.get('catalog'), parseNs(r.get('ns')), r.get('view'));
+    else if (page === 'explain') content = await explainPage();
+    else content = await landingPage();
+  } catch (err) {
+    content = errorBox(err);
+  }
+  main.replaceChildren(content);
+  main.dataset.ready = 'true';
+}
+
+function refresh() { render(); }
+
+// ---- landing: catalogs, namespace tree, tables and views ----
+
+async function landingPage() {
+  const doc = await api('/lakegate/catalogs');
+  const cats = doc.catalogs || [];
+  const out = h('div', {id: 'catalogs'});
+  if (!cats.length) out.append(none('No catalog is open to you.'));
+  const sections = await Promise.all(cats.map(catalogSection));
+  out.append(...sections);
+  return out;
+}
+
+async function catalogSection(cat) {
+  const sec = h('section', {class: 'catalog', 'data-catalog': cat.name},
+    h('h2', {}, cat.name, ' ', h('span', {class: 'kind'}, cat.kind), cat.default ? h('span', {class: 'badge'}, 'default') : null));
+  try {
+    const paths = await catalogPaths(cat.name);
+    const budget = {left: MAX_NAMESPACES};
+    const tree = await namespaceTree(cat.name, paths, [], budget);
+    sec.append(tree.childNodes.length ? tree : none('No namespace here is open to you.'));
+    if (budget.left <= 0) sec.append(none(`Only the first ${MAX_NAMESPACES} namespaces are shown.`));
+  } catch (err) {
+    sec.append(errorBox(err));
+  }
+  return sec;
+}
+
+// namespaceTree lists the namespaces under parent, each with its tables,
+// views and children.
+async function namespaceTree(catalog, paths, parent, budget) {
+  const q = parent.length ? '?parent=' + encodeURIComponent(parent.join(paths.sep)) : '';
+  const ul = h('ul', {class: 'tree'});
+  let children = await listAll(paths.base + 'namespaces' + q, 'namespaces');
+  // A backend that ignores parent answers every namespace: keep the children.
+  children = children.filter((ns) => ns.length === parent.length + 1 && parent.every((p, i) => ns[i] === p));
+  for (const ns of children) {
+    if (budget.left-- <= 0) break;
+    ul.append(await namespaceItem(catalog, paths, ns, budget));
+  }
+  return ul;
+}
+
+async function namespaceItem(catalog, paths, ns, budget) {
+  const li = h('li', {class: 'namespace', 'data-namespace': ns.join('.')}, h('span', {class: 'ns-name'}, ns[ns.length - 1]));
+  const [tables, views] = await Promise.all([
+    listAll(paths.ns(ns) + '/tables', 'identifiers').catch((err) => err),
+    listAll(paths.ns(ns) + '/views', 'identifiers').catch((err) => err),
+  ]);
+  const items = h('ul', {class: 'objects'});
+  for (const [list, kind] of [[tables, 'table'], [views, 'view']]) {
+    if (list instanceof Error) {
+      // A backend without views answers 404/400/501 for the listing: not worth a word.
+      if (kind === 'table' || ![400, 404, 406, 501].includes(list.status)) items.append(h('li', {class: 'error'}, `${kind}s: ${list.message}`));
+      continue;
+    }
+    for (const id of list) {
+      items.append(h('li', {class: kind}, h('span', {class: 'icon'}, kind === 'table' ? 'T' : 'V'), ' ',
+        link({catalog, ns: nsParam(ns), [kind]: id.name}, id.name, kind + '-link')));
+    }
+  }
+  if (items.childNodes.length) li.append(items);
+  try {
+    const sub = await namespaceTree(catalog, paths, ns, budget);
+    if (sub.childNodes.length) li.append(sub);
+  } catch (err) {
+    li.append(errorBox(err));
+  }
+  return li;
+}
+
+// ---- a table ----
+
+function crumbs(catalog, ns, name) {
+  return h('p', {class: 'crumbs'}, link({}, 'catalogs'), ' / ', catalog, ' / ', ns.join('.'), ' / ', h('strong', {}, name));
+}
+
+async function tablePage(catalog, ns, name) {
+  const paths = await catalogPaths(catalog);
+  const doc = await api(paths.ns(ns) + '/tables/' + encodeURIComponent(name));
+  const m = doc.metadata || {};
+  const schemas = m.schemas || (m.schema ? [m.schema] : []);
+  const schema = schemas.find((x) => x['schema-id'] === m['current-schema-id']) || schemas[schemas.length - 1] || {fields: []};
+  const names = fieldNames(schema);
+  return h('article', {id: 'table', 'data-table': name},
+    crumbs(catalog, ns, name),
+    h('h2', {}, 'Table ', name),
+    overview([['Format version', m['format-version']], ['Table UUID', m['table-uuid']], ['Location', m.location],
+      ['Metadata file', doc['metadata-location']], ['Last updated', stamp(m['last-updated-ms'])],
+      ['Current snapshot', m['current-snapshot-id'] ?? 'none'], ['Schemas', schemas.length]]),
+    h('h3', {}, `Schema ${schema['schema-id'] ?? ''}`), schemaTable(schema),
+    h('h3', {}, 'Partition spec'), partitionSpec(m, names),
+    h('h3', {}, 'Sort order'), sortOrder(m, names),
+    h('h3', {}, 'Snapshots and refs'), snapshotChart(m), snapshotTable(m), refTable(m),
+    h('h3', {}, 'Metadata log'), logTable('metadata-log', m['metadata-log'], 'metadata-file', 'Metadata file'),
+    h('h3', {}, 'Properties'), propertyTable(m.properties));
+}
+
+function overview(rows) {
+  return h('table', {class: 'overview'}, rows.map(([k, v]) => h('tr', {}, h('th', {}, k), h('td', {}, v ?? '–'))));
+}
+
+// schemaRows flattens a schema: each field with its depth, nested
+// struct, list and map types below it.
+function schemaRows(fields, depth, out) {
+  for (const f of fields || []) {
+    out.push({id: f.id, name: f.name, type: f.type, required: f.required, doc: f.doc, depth});
+    nestedRows(f.type, depth + 1, out);
+  }
+  return out;
+}
+
+function nestedRows(type, depth, out) {
+  if (!type || typeof type !== 'object') return;
+  if (type.type === 'struct') schemaRows(type.fields, depth, out);
+  if (type.type === 'list') {
+    out.push({id: type['element-id'], name: 'element', type: type.element, required: type['element-required'], depth});
+    nestedRows(type.element, depth + 1, out);
+  }
+  if (type.type === 'map') {
+    out.push({id: type['key-id'], name: 'key', type: type.key, required: true, depth});
+    nestedRows(type.key, depth + 1, out);
+    out.push({id: type['value-id'], name: 'value', type: type.value, required: type['value-required'], depth});
+    nestedRows(type.value, depth + 1, out);
+  }
+}
+
+function typeName(t) {
+  if (typeof t === 'string') return t;
+  if (!t) return '?';
+  if (t.type === 'list') return `list<${typeName(t.element)}>`;
+  if (t.type === 'map') return `map<${typeName(t.key)}, ${typeName(t.value)}>`;
+  return t.type || '?';
+}
+
+function schemaTable(schema) {
+  const rows = schemaRows(schema.fields, 0, []).map((f) => h('tr', {class: 'field', 'data-field-id': f.id},
+    h('td', {class: 'num'}, f.id),
+    h('td', {class: 'fname'}, h('span', {class: 'indent d' + Math.min(f.depth, 6)}), f.name),
+    h('td', {class: 'type'}, typeName(f.type)),
+    h('td', {}, f.required ? 'required' : 'optional'),
+    h('td', {class: 'doc'}, f.doc || '')));
+  const ids = schema['identifier-field-ids'] || [];
+  return h('div', {}, table('schema', ['Field id', 'Name', 'Type', 'Required', 'Doc'], rows),
+    ids.length ? h('p', {class: 'meta'}, 'Identifier fields: ', ids.join(', ')) : null);
+}
+
+function fieldNames(schema) {
+  const names = new Map();
+  const walk = (fields, prefix) => {
+    for (const f of fields || []) {
+      names.set(f.id, prefix + f.name);
+      if (f.type && f.type.type === 'struct') walk(f.type.fields, prefix + f.name + '.');
+    }
+  };
+  walk(schema.fields, '');
+  return names;
+}
+
+function partitionSpec(m, names) {
+  const specs = m['partition-specs'] || [];
+  const spec = specs.find((x) => x['spec-id'] === m['default-spec-id']) || specs[0];
+  if (!spec || !(spec.fields || []).length) return none('Unpartitioned.');
+  return table('partition-spec', ['Partition field id', 'Name', 'Source', 'Transform'], spec.fields.map((f) =>
+    h('tr', {}, h('td', {class: 'num'}, f['field-id']), h('td', {}, f.name),
+      h('td', {}, names.get(f['source-id']) ?? `field ${f['source-id']}`), h('td', {}, f.transform))));
+}
+
+function sortOrder(m, names) {
+  const orders = m['sort-orders'] || [];
+  const order = orders.find((x) => x['order-id'] === m['default-sort-order-id']) || orders[0];
+  if (!order || !(order.fields || []).length) return none('Unsorted.');
+  return table('sort-order', ['Source', 'Transform', 'Direction', 'Nulls'], order.fields.map((f) =>
+    h('tr', {}, h('td', {}, names.get(f['source-id']) ?? `field ${f['source-id']}`), h('td', {}, f.transform),
+      h('td', {}, f.direction), h('td', {}, f['null-order']))));
+}
+
+function propertyTable(props) {
+  const keys = Object.keys(props || {}).sort();
+  if (!keys.length) return none('No properties.');
+  return table('properties', ['Key', 'Value'], keys.map((k) => h('tr', {}, h('td', {}, k), h('td', {}, props[k]))));
+}
+
+function logTable(id, entries, key, title) {
+  if (!(entries || []).length) return none('Empty.');
+  return table(id, ['Time', title], entries.slice().reverse().map((e) =>
+    h('tr', {}, h('td', {}, stamp(e['timestamp-ms'])), h('td', {class: 'path'}, e[key]))));
+}
+
+function snapshotTable(m) {
+  const snaps = (m.snapshots || []).slice().sort((a, b) => b['timestamp-ms'] - a['timestamp-ms']);
+  if (!snaps.length) return none('No snapshots yet.');
+  return table('snapshots', ['Snapshot id', 'Parent', 'Time', 'Operation', 'Sequence', 'Summary'], snaps.map((sn) => {
+    const sum = Object.assign({}, sn.summary);
+    const op = sum.operation;
+    delete sum.operation;
+    return h('tr', {class: 'snapshot', 'data-snapshot-id': sn['snapshot-id']},
+      h('td', {class: 'num'}, sn['snapshot-id']), h('td', {class: 'num'}, sn['parent-snapshot-id'] ?? '–'),
+      h('td', {}, stamp(sn['timestamp-ms'])), h('td', {}, op || '–'), h('td', {class: 'num'}, sn['sequence-number'] ?? '–'),
+      h('td', {class: 'summary'}, Object.entries(sum).map(([k, v]) => `${k}=${v}`).join(', ')));
+  }));
+}
+
+function refTable(m) {
+  const refs = Object.entries(m.refs || {});
+  if (!refs.length) return null;
+  return table('refs', ['Ref', 'Type', 'Snapshot id', 'Retention'], refs.sort().map(([name, ref]) =>
+    h('tr', {}, h('td', {}, name), h('td', {}, ref.type), h('td', {class: 'num'}, ref['snapshot-id']),
+      h('td', {}, ['max-ref-age-ms', 'max-snapshot-age-ms', 'min-snapshots-to-keep']
+        .filter((k) => ref[k] !== undefined).map((k) => `${k}=${ref[k]}`).join(', ')))));
+}
+
+// snapshotChart draws the snapshots on a time axis, one lane per branch
+// (main first), a line from each snapshot to its parent, and the refs as
+// labels on the snapshots they point to.
+function snapshotChart(m) {
+  const snaps = m.snapshots || [];
+  if (!snaps.length) return null;
+  const byID = new Map(snaps.map((sn) => [String(sn['snapshot-id']), sn]));
+  const refs = Object.entries(m.refs || {});
+  const branches = refs.filter(([, r]) => r.type === 'branch').sort(([a], [b]) => (a === 'main' ? -1 : b === 'main' ? 1 : a.localeCompare(b)));
+  const lane = new Map();
+  branches.forEach(([, r], i) => {
+    for (let sn = byID.get(String(r['snapshot-id'])); sn && !lane.has(String(sn['snapshot-id'])); sn = byID.get(String(sn['parent-snapshot-id']))) {
+      lane.set(String(sn['snapshot-id']), i);
+    }
+  });
+  const lanes = Math.max(branches.length, 1) + (snaps.some((sn) => !lane.has(String(sn['snapshot-id']))) ? 1 : 0);
+  const laneOf = (sn) => lane.get(String(sn['snapshot-id'])) ?? lanes - 1;
+  const times = snaps.map((sn) => sn['timestamp-ms']);
+  let t0 = Math.min(...times), t1 = Math.max(...times);
+  if (t1 === t0) { t0 -= 1000; t1 += 1000; }
+  const W = 900, left = 90, right = 40, top = 30, laneH = 44;
+  const H = top + lanes * laneH + 30;
+  const x = (t) => left + (t - t0) / (t1 - t0) * (W - left - right);
+  const y = (sn) => top + laneOf(sn) * laneH + laneH / 2;
+  const svg = s('svg', {id: 'snapshot-chart', class: 'timeline', viewBox: `0 0 ${W} ${H}`, width: W, height: H, role: 'img',
+    'aria-label': `${snaps.length} snapshots on a time line`});
+  const laneNames = branches.map(([name]) => name);
+  if (lanes > branches.length) laneNames.push(branches.length ? 'other' : 'snapshots');
+  laneNames.forEach((name, i) => {
+    const ly = top + i * laneH + laneH / 2;
+    svg.append(s('line', {class: 'lane', x1: left, x2: W - right, y1: ly, y2: ly}),
+      s('text', {class: 'lane-name', x: 6, y: ly + 4}, name));
+  });
+  for (const sn of snaps) {
+    const parent = byID.get(String(sn['parent-snapshot-id']));
+    if (parent) svg.append(s('line', {class: 'parent', x1: x(parent['timestamp-ms']), y1: y(parent), x2: x(sn['timestamp-ms']), y2: y(sn)}));
+  }
+  const current = String(m['current-snapshot-id']);
+  for (const sn of snaps) {
+    const id = String(sn['snapshot-id']);
+    const op = (sn.summary || {}).operation || 'snapshot';
+    svg.append(s('circle', {class: 'snapshot op-' + op.replace(/[^a-z]/g, '') + (id === current ? ' current' : ''),
+      'data-snapshot-id': id, cx: x(sn['timestamp-ms']), cy: y(sn), r: id === current ? 7 : 5},
+    s('title', {}, `${id} · ${op} · ${stamp(sn['timestamp-ms'])}`)));
+  }
+  const labelled = new Map();
+  for (const [name, r] of refs.sort()) {
+    const sn = byID.get(String(r['snapshot-id']));
+    if (!sn) continue;
+    const n = labelled.get(sn) || 0;
+    labelled.set(sn, n + 1);
+    svg.append(s('text', {class: 'ref ' + r.type, x: x(sn['timestamp-ms']) + 9, y: y(sn) - 9 - n * 12}, name));
+  }
+  svg.append(s('text', {class: 'axis', x: left, y: H - 8}, stamp(t0)),
+    s('text', {class: 'axis', x: W - right, y: H - 8, 'text-anchor': 'end'}, stamp(t1)));
+  return h('figure', {}, svg, h('figcaption', {class: 'meta'},
+    'Each dot is a snapshot (the larger one is current), joined to its parent; labels are branches and tags.'));
+}
+
+// ---- a view ----
+
+async function viewPage(catalog, ns, name) {
+  const paths = await catalogPaths(catalog);
+  const doc = await api(paths.ns(ns) + '/views/' + encodeURIComponent(name));
+  const m = doc.metadata || {};
+  const versions = (m.versions || []).slice().sort((a, b) => b['version-id'] - a['version-id']);
+  const schemas = new Map((m.schemas || []).map((x) => [x['schema-id'], x]));
+  const cur = versions.find((v) => v['version-id'] === m['current-version-id']) || versions[0];
+  return h('article', {id: 'view', 'data-view': name},
+    crumbs(catalog, ns, name),
+    h('h2', {}, 'View ', name),
+    overview([['Format version', m['format-version']], ['View UUID', m['view-uuid']], ['Location', m.location],
+      ['Metadata file', doc['metadata-location']], ['Current version', m['current-version-id']]]),
+    h('h3', {}, 'Schema'), cur && schemas.get(cur['schema-id']) ? schemaTable(schemas.get(cur['schema-id'])) : none('No schema.'),
+    h('h3', {}, 'Versions'),
+    h('div', {id: 'versions'}, versions.map((v) => h('section', {class: 'version' + (v === cur ? ' current' : ''), 'data-version-id': v['version-id']},
+      h('h4', {}, `Version ${v['version-id']}`, v === cur ? ' (current)' : '', ' · ', stamp(v['timestamp-ms']),
+        v['default-namespace'] ? ` · default namespace ${v['default-namespace'].join('.')}` : ''),
+      (v.representations || []).map((rep) => h('div', {class: 'representation'},
+        h('p', {class: 'meta'}, `${rep.type || ''} ${rep.dialect || ''}`), h('pre', {class: 'sql'}, rep.sql || ''))),
+      Object.keys(v.summary || {}).length ? h('p', {class: 'meta'}, Object.entries(v.summary).map(([k, x]) => `${k}=${x}`).join(', ')) : null))),
+    h('h3', {}, 'Version log'), logTable('version-log', m['version-log'], 'version-id', 'Version'),
+    h('h3', {}, 'Properties'), propertyTable(m.properties));
+}
+
+// ---- explain (admins) ----
+
+const OPERATIONS = ['getConfig', 'listNamespaces', 'loadNamespaceMetadata', 'createNamespace', 'dropNamespace', 'updateProperties',
+  'listTables', 'loadTable', 'createTable', 'updateTable', 'dropTable', 'renameTable', 'registerTable', 'loadCredentials',
+  'planTableScan', 'commitTransaction', 'listViews', 'loadView', 'createView', 'replaceView', 'dropView', 'renameView'];
+
+async function explainPage() {
+  const doc = await api('/lakegate/catalogs').catch(() => ({catalogs: []}));
+  const field = (label, input) => h('label', {}, h('span', {}, label), input);
+  const principal = h('input', {name: 'principal', required: true, placeholder: 'e.g. reader'});
+  const groups = h('input', {name: 'groups', placeholder: 'comma-separated, e.g. reader, writer:sales'});
+  const operation = h('select', {name: 'operation'}, OPERATIONS.map((o) => h('option', {value: o}, o)));
+  const catalog = h('select', {name: 'catalog'}, (doc.catalogs || []).map((c) => h('option', {value: c.name, selected: c.default}, c.name)));
+  const namespace = h('input', {name: 'namespace', placeholder: 'levels separated by dots, e.g. sales.eu'});
+  const tableName = h('input', {name: 'table', placeholder: 'table (optional)'});
+  const viewName = h('input', {name: 'view', placeholder: 'view (optional)'});
+  const result = h('div', {id: 'explain-result'});
+  const form = h('form', {id: 'explain-form', class: 'grid'},
+    field('Principal', principal), field('Groups', groups), field('Operation', operation), field('Catalog', catalog),
+    field('Namespace', namespace), field('Table', tableName), field('View', viewName),
+    h('div', {}, h('button', {type: 'submit'}, 'Explain')));
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    result.replaceChildren(none('Asking the policy…'));
+    const split = (v, sep) => v.split(sep).map((x) => x.trim()).filter(Boolean);
+    const body = {
+      principal: {id: principal.value.trim(), groups: split(groups.value, ',')},
+      operation: operation.value,
+      resource: {catalog: catalog.value, namespace: split(namespace.value, '.'), table: tableName.value.trim(), view: viewName.value.trim()},
+    };
+    try {
+      const d = await api('/lakegate/explain', {method: 'POST', body: JSON.stringify(body), headers: {'Content-Type': 'application/json'}});
+      result.replaceChildren(decisionBox(d));
+    } catch (err) {
+      result.replaceChildren(errorBox(err));
+    }
+  });
+  return h('article', {id: 'explain'}, h('h2', {}, 'Explain a decision'),
+    h('p', {class: 'meta'}, 'Asks the gateway\'s policy what it decides for a principal, an operation and an object, and why. ' +
+      'Only a caller the policy lets explain (operation explainDecision: admins under policies/roles.rego) gets an answer.'),
+    form, result);
+}
+
+function decisionBox(d) {
+  const obligations = Object.entries(d.obligations || {}).filter(([, v]) => v && (!(Array.isArray(v)) || v.length));
+  return h('div', {class: 'decision ' + (d.allow ? 'allow' : 'deny')},
+    h('p', {}, h('strong', {}, d.allow ? 'Allowed' : 'Denied'), d.reason ? ': ' + d.reason : ''),
+    obligations.length ? h('p', {class: 'meta'}, 'Obligations: ', obligations.map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(', ')) : null);
+}
+
+// ---- start ----
+
+takeFragmentToken();
+window.addEventListener('hashchange', () => { takeFragmentToken(); render(); });
+render();
