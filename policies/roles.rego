@@ -16,6 +16,8 @@
 # signRequest (remote signing of a table's S3 requests) is decided on the
 # table with input.request.storage_access: "read" (GET, HEAD, listings)
 # for readers and writers, "write" (PUT, POST, DELETE) for writers only.
+# explainDecision (POST /lakegate/explain: what this policy decides for
+# another principal, and why) is an admin's only.
 #
 # Operations whose input has no namespace (getConfig, getToken, listing
 # top-level namespaces) are open to any holder of any role; other
@@ -44,7 +46,10 @@ write_ops := {
 
 view_write_ops := {"createView", "replaceView", "dropView", "renameView", "registerView"}
 
-known_ops := ((read_ops | write_ops) | view_write_ops) | {"signRequest"}
+# Operations on the gateway itself rather than a catalog.
+admin_ops := {"explainDecision"}
+
+known_ops := (((read_ops | write_ops) | view_write_ops) | admin_ops) | {"signRequest"}
 
 storage_access := object.get(input, ["request", "storage_access"], "")
 
@@ -148,6 +153,8 @@ deny_reason := sprintf("principal %q has no lakegate role", [input.principal.id]
 	op == "signRequest"
 } else := sprintf("%s may not %s: view changes need admin", [role, op]) if {
 	op in view_write_ops
+} else := sprintf("%s may not %s: only admins may see the policy's decisions for others", [role, op]) if {
+	op in admin_ops
 } else := sprintf("%s may not %s", [role, op])
 
 # visible holds the indexes of listed items the principal may read: all of

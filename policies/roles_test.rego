@@ -53,6 +53,13 @@ test_writer_may_not_change_views if {
 	decide("w", ["writer"], "createView", ["sales"]).reason == "writer may not createView: view changes need admin"
 }
 
+test_only_admin_explains if {
+	allows(["admin"], "explainDecision", [])
+	decide("w", ["writer"], "explainDecision", []).reason == "writer may not explainDecision: only admins may see the policy's decisions for others"
+	decide("r", ["reader"], "explainDecision", []).reason == "reader may not explainDecision: only admins may see the policy's decisions for others"
+	decide("r", ["reader:sales"], "explainDecision", []).reason == "explainDecision without a namespace needs a global role"
+}
+
 test_writer_reads_views if {
 	allows(["writer"], "loadView", ["sales"])
 	allows(["writer"], "listViews", ["sales"])

@@ -55,12 +55,17 @@ func (h *IcebergHandler) Provision(ctx caddy.Context) error {
 	return nil
 }
 
-// ServeHTTP serves /v1/... and /lakegate/catalogs (discovery.go), and
+// ServeHTTP serves /v1/..., /lakegate/catalogs (discovery.go) and
+// /lakegate/explain (explain.go), and
 // passes anything else to next.
 func (h *IcebergHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	path := r.URL.EscapedPath()
 	if path == catalogsPath {
 		h.serveCatalogs(w, r)
+		return nil
+	}
+	if path == explainPath {
+		h.serveExplain(w, r)
 		return nil
 	}
 	if !strings.HasPrefix(path, "/v1/") {

@@ -43,11 +43,12 @@ func (StatusHandler) CaddyModule() caddy.ModuleInfo {
 var loopbackNames = []string{"localhost", "127.0.0.1", "::1"}
 
 // ServeHTTP answers the status paths and passes anything else to next,
-// /lakegate/catalogs too: the Iceberg door's, which the /lakegate/
-// subtree would otherwise shadow on a site that runs this handler first.
+// /lakegate/catalogs and /lakegate/explain too: the Iceberg door's, which
+// the /lakegate/ subtree would otherwise shadow on a site that runs this
+// handler first.
 func (h *StatusHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	serve := statusRoute(r.URL.Path)
-	if serve == nil || r.URL.Path == catalogsPath {
+	if serve == nil || r.URL.Path == catalogsPath || r.URL.Path == explainPath {
 		return next.ServeHTTP(w, r)
 	}
 	if !h.allowsHost(r.Host) && !strings.HasPrefix(r.URL.Path, "/lakegate/health/") {

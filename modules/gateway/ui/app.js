@@ -194,7 +194,10 @@ function parseNs(v) {
   return [];
 }
 
+let generation = 0; // a newer render wins over one still fetching
+
 async function render() {
+  const mine = ++generation;
   renderIdentity();
   const main = document.getElementById('main');
   const r = route();
@@ -210,6 +213,7 @@ async function render() {
   } catch (err) {
     content = errorBox(err);
   }
+  if (mine !== generation) return;
   main.replaceChildren(content);
   main.dataset.ready = 'true';
 }
@@ -533,8 +537,7 @@ async function explainPage() {
     field('Principal', principal), field('Groups', groups), field('Operation', operation), field('Catalog', catalog),
     field('Namespace', namespace), field('Table', tableName), field('View', viewName),
     h('div', {}, h('button', {type: 'submit'}, 'Explain')));
-  form.addEventListener('submit', async (ev) => {
-    ev.preventDefault();
+  const ask = async () => {
     result.replaceChildren(none('Asking the policy…'));
     const split = (v, sep) => v.split(sep).map((x) => x.trim()).filter(Boolean);
     const body = {
@@ -543,12 +546,22 @@ async function explainPage() {
       resource: {catalog: catalog.value, namespace: split(namespace.value, '.'), table: tableName.value.trim(), view: viewName.value.trim()},
     };
     try {
-      const d = await api('/lakegate/explain', {method: 'POST', body: JSON.stringify(body), headers: {'Content-Type': 'application/json'}});
-      result.replaceChildren(decisionBox(d));
+      const doc = await api('/lakegate/explain', {method: 'POST', body: JSON.stringify(body), headers: {'Content-Type': 'application/json'}});
+      result.replaceChildren(decisionBox(doc.decision || {}),
+        h('details', {}, h('summary', {}, 'The input the policy saw'), h('pre', {class: 'input'}, JSON.stringify(doc.input, null, 2))));
     } catch (err) {
       result.replaceChildren(errorBox(err));
     }
-  });
+  };
+  form.addEventListener('submit', (ev) => { ev.preventDefault(); ask(); });
+  // A fragment may carry the question (#page=explain&principal=...&
+  // operation=...): an explanation can be linked to, and is asked at once.
+  const r = route();
+  const prefill = {principal, groups, operation, catalog, namespace, table: tableName, view: viewName};
+  for (const [k, input] of Object.entries(prefill)) {
+    if (r.has(k)) input.value = r.get(k);
+  }
+  if (r.get('principal') && r.get('operation')) ask();
   return h('article', {id: 'explain'}, h('h2', {}, 'Explain a decision'),
     h('p', {class: 'meta'}, 'Asks the gateway\'s policy what it decides for a principal, an operation and an object, and why. ' +
       'Only a caller the policy lets explain (operation explainDecision: admins under policies/roles.rego) gets an answer.'),

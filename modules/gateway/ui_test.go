@@ -1,0 +1,260 @@
+package gateway_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"testing"
+
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lakegate/lakegate/internal/uitest"
+)
+
+// uiGateway serves the browser and the Iceberg door over app.
+func uiGateway(t *testing.T, app map[string]any) string {
+	t.Helper()
+	addr := freeAddr(t)
+	return serveOn(t, addr, caddyJSONHandlers(t, addr, app,
+		map[string]any{"handler": "lakegate_ui"}, map[string]any{"handler": "lakegate_iceberg"}))
+}
+
+// rolesGateway fronts an embedded catalog "lake" with lakegate's issuer
+// and policies/roles.rego: clients admin, writer, reader (global roles)
+// and sales (reader of namespace sales only).
+func rolesGateway(t *testing.T) string {
+	t.Helper()
+	client := func(id string, groups ...string) map[string]any {
+		return map[string]any{"id": id, "secret_bcrypt": bcryptHash(t, id+"-secret"), "groups": groups}
+	}
+	return uiGateway(t, map[string]any{
+		"catalogs": []any{embeddedCatalog(t, "lake")},
+		"identity": map[string]any{"required": true, "issuer": map[string]any{"clients": []any{
+			client("admin", "admin"), client("writer", "writer"), client("reader", "reader"), client("sales", "reader:sales"),
+		}}},
+		"policy": map[string]any{"dir": "../../policies", "package": "lakegate.roles"},
+	})
+}
+
+func uiGet(t *testing.T, url string, hdr map[string]string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	require.NoError(t, err)
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp, string(body)
+}
+
+// The browser's files: embedded, kept to the gateway's origin by their
+// CSP, fetching nothing from elsewhere; anything else under /ui/ is a
+// 404, a write a 405, and the rest of the site is the next handler's.
+func TestUIHandler(t *testing.T) {
+	base := uiGateway(t, map[string]any{"catalogs": []any{embeddedCatalog(t, "emb")}})
+
+	resp, page := uiGet(t, base+"/ui/", nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, "text/html; charset=utf-8", resp.Header.Get("Content-Type"))
+	csp := resp.Header.Get("Content-Security-Policy")
+	for _, d := range []string{"default-src 'none'", "script-src 'self'", "connect-src 'self'", "frame-ancestors 'none'"} {
+		assert.Contains(t, csp, d)
+	}
+	assert.NotContains(t, csp, "unsafe-inline")
+	assert.Equal(t, "no-referrer", resp.Header.Get("Referrer-Policy"))
+	assert.Equal(t, "nosniff", resp.Header.Get("X-Content-Type-Options"))
+	assert.Contains(t, page, `<script src="app.js" defer></script>`)
+	for _, m := range regexp.MustCompile(`(?:src|href)="([^"]*)"`).FindAllStringSubmatch(page, -1) {
+		assert.NotContains(t, m[1], "//", "the page loads nothing from another origin")
+	}
+
+	resp, js := uiGet(t, base+"/ui/app.js", nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, "text/javascript; charset=utf-8", resp.Header.Get("Content-Type"))
+	assert.NotContains(t, js, "https://")
+	assert.Equal(t, []string{"http://www.w3.org/2000/svg"}, regexp.MustCompile(`http://[^'"]*`).FindAllString(js, -1),
+		"the only absolute URL is SVG's namespace, which is never fetched")
+	assert.NotContains(t, js, "innerHTML", "catalog data is text, never markup")
+	etag := resp.Header.Get("ETag")
+	require.NotEmpty(t, etag)
+	resp, _ = uiGet(t, base+"/ui/app.js", map[string]string{"If-None-Match": etag})
+	assert.Equal(t, http.StatusNotModified, resp.StatusCode)
+	resp, _ = uiGet(t, base+"/ui/app.css", nil)
+	assert.Equal(t, "text/css; charset=utf-8", resp.Header.Get("Content-Type"))
+
+	resp, _ = uiGet(t, base+"/ui", nil)
+	assert.Equal(t, http.StatusPermanentRedirect, resp.StatusCode)
+	assert.Equal(t, "/ui/", resp.Header.Get("Location"))
+
+	resp, body := uiGet(t, base+"/ui/index.html", nil)
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+	assert.JSONEq(t, `{"error":"no such page: /ui/index.html"}`, body)
+
+	status, b := do(t, http.MethodPost, base+"/ui/", "", "", nil)
+	assert.Equal(t, http.StatusMethodNotAllowed, status)
+	assert.JSONEq(t, `{"error":"method POST not allowed on /ui/ (allowed: GET, HEAD)"}`, string(b))
+
+	resp, _ = uiGet(t, base+"/v1/config?warehouse=emb", nil)
+	assert.Equal(t, http.StatusOK, resp.StatusCode, "the Iceberg door answers the rest")
+}
+
+func TestUICaddyfile(t *testing.T) {
+	adapted := adapt(t, []byte("http://:8181 {\n\tlakegate_ui\n\tlakegate_iceberg\n}\n"))
+	assert.Contains(t, string(adapted), `{"handler":"lakegate_ui"}`)
+	for _, bad := range []string{"lakegate_ui extra", "lakegate_ui {\n\t\tpath /x\n\t}"} {
+		_, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte("http://:8181 {\n\t"+bad+"\n}\n"), nil)
+		assert.Error(t, err, bad)
+	}
+}
+
+// explain asks POST /lakegate/explain as token.
+func explain(t *testing.T, base, token, body string) (int, []byte) {
+	t.Helper()
+	return do(t, http.MethodPost, base+"/lakegate/explain", token, body, map[string]string{"Content-Type": "application/json"})
+}
+
+// POST /lakegate/explain: only a caller the policy lets explainDecision
+// (an admin under roles.rego) hears what the policy decides for someone
+// else, and why; everyone else gets the Iceberg door's 401 or 403.
+func TestExplain(t *testing.T) {
+	base := rolesGateway(t)
+	token := func(id string) string { return uitest.Token(t, base, id, id+"-secret") }
+	admin := token("admin")
+	question := `{"principal":{"id":"bob","groups":["reader"]},"operation":"dropTable",` +
+		`"resource":{"catalog":"lake","namespace":["sales"],"table":"orders"}}`
+
+	status, b := explain(t, base, "", question)
+	assert.Equal(t, http.StatusUnauthorized, status, "%s", b)
+	assert.Equal(t, "NotAuthorizedException", errorType(b))
+	for _, id := range []string{"reader", "writer", "sales"} {
+		status, b = explain(t, base, token(id), question)
+		assert.Equal(t, http.StatusForbidden, status, "%s: %s", id, b)
+		assert.Equal(t, "ForbiddenException", errorType(b), id)
+		assert.Contains(t, string(b), "explainDecision", id)
+	}
+
+	var got struct {
+		Decision struct {
+			Allow       bool            `json:"allow"`
+			Reason      string          `json:"reason"`
+			Obligations map[string]bool `json:"obligations"`
+		} `json:"decision"`
+		Input struct {
+			Principal struct{ ID string } `json:"principal"`
+			Resource  struct {
+				Catalog, Backend string
+				Namespace        []string
+			} `json:"resource"`
+			Request struct{ Method, Path string } `json:"request"`
+		} `json:"input"`
+	}
+	for _, c := range []struct {
+		body, reason string
+		allow, strip bool
+	}{
+		{question, "reader may not dropTable", false, false},
+		{`{"principal":{"id":"bob","groups":["reader"]},"operation":"loadTable","resource":{"catalog":"lake","namespace":["sales"],"table":"orders"}}`,
+			"reader may loadTable", true, true},
+		{`{"principal":{"id":"eve","groups":["reader:sales"]},"operation":"loadTable","resource":{"catalog":"lake","namespace":["hr"],"table":"people"}}`,
+			`principal "eve" has no role on namespace "hr"`, false, false},
+		{`{"principal":{"id":"root","groups":["admin"]},"operation":"explainDecision"}`, "admin may explainDecision", true, false},
+	} {
+		status, b = explain(t, base, admin, c.body)
+		require.Equal(t, http.StatusOK, status, "%s", b)
+		got.Decision.Obligations = nil
+		require.NoError(t, json.Unmarshal(b, &got))
+		assert.Equal(t, c.allow, got.Decision.Allow, c.body)
+		assert.Equal(t, c.reason, got.Decision.Reason, c.body)
+		assert.Equal(t, c.strip, got.Decision.Obligations["strip_credentials"], c.body)
+	}
+	require.NoError(t, json.Unmarshal(mustExplain(t, base, admin, question), &got))
+	assert.Equal(t, "bob", got.Input.Principal.ID)
+	assert.Equal(t, "embedded", got.Input.Resource.Backend, "the gateway fills in the catalog's backend")
+	assert.Empty(t, got.Input.Request.Method, "not the explain request's own POST")
+
+	for body, msg := range map[string]string{
+		`{"principal":{"id":"bob"},"operation":"loadTable","resource":{"catalog":"nope"}}`: `resource.catalog: no catalog named "nope"`,
+		`{"principal":{"groups":["reader"]},"operation":"loadTable"}`:                      "principal.id is required",
+		`{"principal":{"id":"bob"}}`:                                                       "operation is required",
+		`{"principal":{"id":"bob"},"operation":"loadTable","extra":1}`:                     `unknown field "extra"`,
+		`{"principal":{"id":"bob"},"operation":"loadTable","resource":{"namespce":["x"]}}`: `unknown field "namespce"`,
+		`not json`: "malformed explain request",
+	} {
+		status, b = explain(t, base, admin, body)
+		assert.Equal(t, http.StatusBadRequest, status, "%s: %s", body, b)
+		assert.Equal(t, "BadRequestException", errorType(b), body)
+		assert.Contains(t, readIcebergError(b).Message, msg, body)
+	}
+	status, b = do(t, http.MethodGet, base+"/lakegate/explain", admin, "", nil)
+	assert.Equal(t, http.StatusMethodNotAllowed, status, "%s", b)
+	assert.Equal(t, "UnsupportedOperationException", errorType(b))
+}
+
+func mustExplain(t *testing.T, base, token, body string) []byte {
+	t.Helper()
+	status, b := explain(t, base, token, body)
+	require.Equal(t, http.StatusOK, status, "%s", b)
+	return b
+}
+
+// Behind lakegate_status (which serves the /lakegate/ subtree) the
+// explain endpoint is still the Iceberg door's; with no policy it says so.
+func TestExplainWithoutPolicyBehindStatus(t *testing.T) {
+	base, _ := statusGateway(t, map[string]any{"catalogs": []any{embeddedCatalog(t, "emb")}})
+	b := mustExplain(t, base, "", `{"principal":{"id":"bob"},"operation":"dropTable","resource":{"catalog":"emb","namespace":["ns"],"table":"t"}}`)
+	assert.Contains(t, string(b), `"decision":{"allow":true,"reason":"no policy is configured: every authenticated request is allowed"`)
+}
+
+// In Chromium, under policies/roles.rego, a reader of namespace sales
+// sees the catalog, sales with its table and view and nothing of hr;
+// an admin sees both; nobody gets a write control, and the token the
+// page got in its fragment is in no address and nowhere on the page.
+func TestUIInChromiumShowsOnlyWhatThePolicyAllows(t *testing.T) {
+	bin := uitest.Chromium(t)
+	base := rolesGateway(t)
+	admin, sales := uitest.Token(t, base, "admin", "admin-secret"), uitest.Token(t, base, "sales", "sales-secret")
+	uitest.Seed(t, base+"/v1/lake", admin)
+
+	dom := uitest.DOM(t, bin, base+"/ui/#token="+url.QueryEscape(sales))
+	require.Contains(t, dom, `data-ready="true"`, dom)
+	assert.Contains(t, dom, `<section class="catalog" data-catalog="lake">`)
+	assert.Contains(t, dom, `data-namespace="sales"`)
+	assert.Contains(t, dom, `data-namespace="sales.eu"`)
+	assert.Contains(t, dom, `class="table-link">orders</a>`)
+	assert.Contains(t, dom, `class="view-link">big_orders</a>`)
+	assert.NotContains(t, dom, `data-namespace="hr"`, "hr is hidden from a reader of sales")
+	assert.NotContains(t, dom, "people")
+	assert.NotContains(t, dom, sales)
+	assert.Empty(t, uitest.WriteControls(dom))
+
+	dom = uitest.DOM(t, bin, base+"/ui/#token="+url.QueryEscape(admin))
+	assert.Contains(t, dom, `data-namespace="hr"`)
+	assert.Contains(t, dom, `class="table-link">people</a>`)
+	assert.Empty(t, uitest.WriteControls(dom), "the browser has no write control for anyone")
+
+	// A table the policy hides is not shown by its address either.
+	dom = uitest.DOM(t, bin, uitest.TablePage(base, "lake", []string{"hr"}, "people")+"&token="+url.QueryEscape(sales))
+	assert.Contains(t, dom, `role="alert">403: loadTable: principal "sales" has no role on namespace "hr"</p>`)
+	assert.NotContains(t, dom, `id="schema"`)
+
+	// Without a token the gateway asks for one.
+	dom = uitest.DOM(t, bin, base+"/ui/")
+	assert.Contains(t, dom, "401: ")
+	assert.NotContains(t, dom, `data-catalog=`)
+
+	// The explain page, asked by an admin through its fragment, and refused to a reader.
+	q := "#page=explain&principal=eve&groups=reader%3Asales&operation=loadTable&catalog=lake&namespace=hr&table=people&token="
+	dom = uitest.DOM(t, bin, base+"/ui/"+q+url.QueryEscape(admin))
+	assert.Contains(t, dom, `<div class="decision deny"><p><strong>Denied</strong>: principal "eve" has no role on namespace "hr"</p>`)
+	dom = uitest.DOM(t, bin, base+"/ui/"+q+url.QueryEscape(sales))
+	assert.Contains(t, dom, "403: explainDecision")
+	assert.NotContains(t, dom, `class="decision`)
+}
