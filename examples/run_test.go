@@ -156,6 +156,13 @@ type server struct {
 // GET /v1/config answers.
 func startServer(t *testing.T, env []string, addr, dir, config string) *server {
 	t.Helper()
+	return startServerUntil(t, env, addr, dir, config, http.StatusOK)
+}
+
+// startServerUntil is startServer for a gateway whose GET /v1/config
+// answers ready (401 where authentication is required).
+func startServerUntil(t *testing.T, env []string, addr, dir, config string, ready int) *server {
+	t.Helper()
 	s := &server{base: "http://" + addr, out: new(bytes.Buffer), mu: new(sync.Mutex)}
 	s.cmd = exec.Command(lakegateBin(t), "run", "--config", config)
 	s.cmd.Env, s.cmd.Dir = env, dir
@@ -178,7 +185,7 @@ func startServer(t *testing.T, env []string, addr, dir, config string) *server {
 			return false
 		}
 		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
+		return resp.StatusCode == ready
 	}, time.Minute, 50*time.Millisecond)
 	select {
 	case <-exited:
