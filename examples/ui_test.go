@@ -37,14 +37,16 @@ func requirePNG(t *testing.T, path string) {
 }
 
 // rootServer runs the repository's Caddyfile on data of its own, seeded
-// with uitest.Seed's catalog.
+// with uitest.Seed's catalog and, through the Delta door, a Delta table.
 func rootServer(t *testing.T) *server {
 	t.Helper()
 	root, err := filepath.Abs(filepath.Join("..", "Caddyfile"))
 	require.NoError(t, err)
-	env, addr := cleanEnv(t, "LAKEGATE_DATA="+t.TempDir())
+	data := t.TempDir()
+	env, addr := cleanEnv(t, "LAKEGATE_DATA="+data)
 	srv := startServer(t, env, addr, t.TempDir(), root)
 	uitest.Seed(t, srv.base+"/v1/local", "")
+	uitest.SeedDelta(t, srv.base, "local", "file://"+filepath.Join(data, "local", "warehouse", "sales.db", "events"))
 	return srv
 }
 
@@ -63,6 +65,7 @@ func TestUIOnRootCaddyfile(t *testing.T) {
 	tree := regexp.MustCompile(`(?s)<li class="namespace" data-namespace="sales">.*`).FindString(dom)
 	assert.Contains(t, tree, `class="table-link">orders</a>`)
 	assert.Contains(t, tree, `class="view-link">big_orders</a>`)
+	assert.Contains(t, tree, `class="table-link">events</a>`)
 	assert.Contains(t, tree, `<ul class="tree"><li class="namespace" data-namespace="sales.eu"><span class="ns-name">eu</span>`, "eu under sales")
 	assert.Contains(t, dom, `<li class="namespace" data-namespace="hr"><span class="ns-name">hr</span>`)
 	assert.Empty(t, uitest.WriteControls(dom))
@@ -96,6 +99,16 @@ func TestUIOnRootCaddyfile(t *testing.T) {
 	assert.Empty(t, uitest.WriteControls(dom))
 	uitest.Screenshot(t, bin, page, filepath.Join(shots, "ui-table.png"), 1900)
 	requirePNG(t, filepath.Join(shots, "ui-table.png"))
+
+	// A Delta table's page: its log versions and protocol.
+	dom = uitest.DOM(t, bin, uitest.TablePage(srv.base, "local", []string{"sales"}, "events"))
+	delta := regexp.MustCompile(`<section id="delta">.*?</section>`).FindString(dom)
+	require.NotEmpty(t, delta, dom)
+	for _, row := range []string{"<th>Table type</th><td>EXTERNAL</td>", "<th>Last commit version</th><td>0</td>",
+		"<th>Protocol</th><td>reader 3, writer 7</td>", "<th>Reader features</th><td>deletionVectors</td>"} {
+		assert.Contains(t, delta, row)
+	}
+	assert.Contains(t, dom, `<td class="doc">event id</td>`, "the Delta column comment is the field's doc")
 
 	dom = uitest.DOM(t, bin, uitest.ViewPage(srv.base, "local", []string{"sales"}, "big_orders"))
 	assert.Contains(t, dom, `<pre class="sql">SELECT id, total FROM orders WHERE total &gt; 1000</pre>`, dom)

@@ -159,6 +159,20 @@ func Seed(t *testing.T, prefixURL, token string) {
 	 "properties":{"comment":"orders above 1000"}}`)
 }
 
+// SeedDelta makes, through the Delta door at base (Unity Catalog's Delta
+// REST API), an EXTERNAL Delta table sales.events at location in catalog,
+// with a reader-3/writer-7 protocol.
+func SeedDelta(t *testing.T, base, catalog, location string) {
+	t.Helper()
+	c := client{t: t}
+	c.must(http.MethodPost, base+"/api/2.1/unity-catalog/delta/v1/catalogs/"+catalog+"/schemas/sales/tables", `{"name":"events",
+	 "location":"`+location+`","table-type":"EXTERNAL","comment":"click events",
+	 "columns":{"type":"struct","fields":[{"name":"id","type":"long","nullable":false,"metadata":{"comment":"event id"}},
+	  {"name":"kind","type":"string","nullable":true,"metadata":{}}]},"partition-columns":["kind"],
+	 "protocol":{"min-reader-version":3,"min-writer-version":7,"reader-features":["deletionVectors"],"writer-features":["deletionVectors"]},
+	 "properties":{"delta.enableDeletionVectors":"true"},"last-commit-timestamp-ms":1700000000000}`)
+}
+
 // commit adds snapshot id (its parent parent, 0 for none) on branch ref.
 func commit(location, ref string, id, parent, seq, at int64, op string) string {
 	ids := strconv.FormatInt(id, 10)

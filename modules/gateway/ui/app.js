@@ -313,8 +313,30 @@ async function tablePage(catalog, ns, name) {
     h('h3', {}, 'Partition spec'), partitionSpec(m, names),
     h('h3', {}, 'Sort order'), sortOrder(m, names),
     h('h3', {}, 'Snapshots and refs'), snapshotChart(m), snapshotTable(m), refTable(m),
+    deltaSection(m.properties || {}),
     h('h3', {}, 'Metadata log'), logTable('metadata-log', m['metadata-log'], 'metadata-file', 'Metadata file'),
     h('h3', {}, 'Properties'), propertyTable(m.properties));
+}
+
+// deltaSection shows a Delta table's side (docs/unity-delta.md, the
+// lakegate.delta. properties): its type, log versions, protocol and the
+// commits the catalog ratified but the log has not backfilled yet.
+function deltaSection(props) {
+  const p = (k) => props['lakegate.delta.' + k];
+  if (!p('table-type') && !p('protocol')) return null;
+  const json = (k, fallback) => { try { return JSON.parse(p(k)); } catch (e) { return fallback; } };
+  const proto = json('protocol', {});
+  const list = (v) => (Array.isArray(v) && v.length ? v.join(', ') : '–');
+  const commits = json('commits', []);
+  return h('section', {id: 'delta'}, h('h3', {}, 'Delta'),
+    overview([['Table type', p('table-type')], ['Latest table version', p('latest-table-version')],
+      ['Last commit version', p('last-commit-version')],
+      ['Last commit', p('last-commit-timestamp-ms') ? stamp(Number(p('last-commit-timestamp-ms'))) : undefined],
+      ['Log version synced', p('synced-version')],
+      ['Protocol', proto['min-reader-version'] !== undefined ? `reader ${proto['min-reader-version']}, writer ${proto['min-writer-version']}` : undefined],
+      ['Reader features', list(proto['reader-features'])], ['Writer features', list(proto['writer-features'])]]),
+    Array.isArray(commits) && commits.length ? table('delta-commits', ['Version', 'Time', 'File'], commits.map((c) =>
+      h('tr', {}, h('td', {class: 'num'}, c.version), h('td', {}, stamp(c.timestamp)), h('td', {class: 'path'}, c['file-name'])))) : null);
 }
 
 function overview(rows) {
