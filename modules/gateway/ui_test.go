@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/caddyserver/caddy/v2/caddyconfig"
@@ -187,6 +188,8 @@ func TestExplain(t *testing.T) {
 		`{"principal":{"id":"bob"},"operation":"loadTable","extra":1}`:                     `unknown field "extra"`,
 		`{"principal":{"id":"bob"},"operation":"loadTable","resource":{"namespce":["x"]}}`: `unknown field "namespce"`,
 		`not json`: "malformed explain request",
+		`{"principal":{"id":"bob"},"operation":"loadTable","operation":"dropTable"}`:         "malformed explain request",
+		`{"principal":{"id":"` + strings.Repeat("b", 70<<10) + `"},"operation":"loadTable"}`: "request body too large",
 	} {
 		status, b = explain(t, base, admin, body)
 		assert.Equal(t, http.StatusBadRequest, status, "%s: %s", body, b)
