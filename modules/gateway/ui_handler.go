@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
+	"encoding/json"
+	"fmt"
 	"io/fs"
 	"net/http"
 	"path"
@@ -84,7 +86,29 @@ var uiSecurityHeaders = map[string]string{
 // door) with the visitor's bearer token, so the policy decides what it
 // shows exactly as it would for any client with that token. Everything
 // else passes to the next handler.
-type UIHandler struct{}
+type UIHandler struct {
+	// Sharing is the prefix of the site's Delta Sharing door
+	// (lakegate_sharing), whose shares the landing page lists as the door
+	// answers the visitor's token (default: none, no shares shown).
+	Sharing string `json:"sharing,omitempty"`
+
+	config []byte // /ui/config.json: what the page needs to know of the site
+}
+
+// uiConfig is /ui/config.json.
+type uiConfig struct {
+	Sharing string `json:"sharing,omitempty"`
+}
+
+// Provision checks the options and renders the page's config.
+func (h *UIHandler) Provision(caddy.Context) error {
+	if h.Sharing != "" && (!strings.HasPrefix(h.Sharing, "/") || strings.ContainsAny(h.Sharing, "?#")) {
+		return fmt.Errorf("lakegate_ui: sharing must be a path starting with /, got %q", h.Sharing)
+	}
+	var err error
+	h.config, err = json.Marshal(uiConfig{Sharing: strings.TrimSuffix(h.Sharing, "/")})
+	return err
+}
 
 // CaddyModule returns the Caddy module information.
 func (UIHandler) CaddyModule() caddy.ModuleInfo {
@@ -109,6 +133,9 @@ func (h *UIHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddy
 		return nil
 	}
 	asset, ok := uiAssets[name]
+	if name == "config.json" {
+		asset, ok = uiAsset{body: h.config, contentType: "application/json"}, true
+	}
 	if !ok {
 		writeAPIError(w, caddy.APIError{HTTPStatus: http.StatusNotFound, Message: "no such page: " + p})
 		return nil
@@ -117,7 +144,9 @@ func (h *UIHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddy
 		w.Header().Set(k, v)
 	}
 	w.Header().Set("Content-Type", asset.contentType)
-	w.Header().Set("ETag", asset.etag)
+	if asset.etag != "" {
+		w.Header().Set("ETag", asset.etag)
+	}
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(asset.body))
 	return nil
 }
@@ -128,15 +157,26 @@ func parseUIHandler(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 	return handler, handler.UnmarshalCaddyfile(h.Dispenser)
 }
 
-// UnmarshalCaddyfile reads `lakegate_ui`, which takes no arguments or
-// options: the page reads what the site's other handlers serve.
+// UnmarshalCaddyfile reads `lakegate_ui [{ sharing <prefix> }]`: the page
+// reads what the site's other handlers serve.
 func (h *UIHandler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the directive name
 	if err := noMoreArgs(d); err != nil {
 		return err
 	}
 	for d.NextBlock(0) {
-		return d.Errf("lakegate_ui takes no options, got %q", d.Val())
+		switch d.Val() {
+		case "sharing":
+			if !d.NextArg() {
+				return d.ArgErr()
+			}
+			h.Sharing = d.Val()
+			if err := noMoreArgs(d); err != nil {
+				return err
+			}
+		default:
+			return d.Errf("lakegate_ui: unknown option %q (known: sharing)", d.Val())
+		}
 	}
 	return nil
 }
@@ -144,5 +184,6 @@ func (h *UIHandler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 // Interface guards
 var (
 	_ caddyhttp.MiddlewareHandler = (*UIHandler)(nil)
+	_ caddy.Provisioner           = (*UIHandler)(nil)
 	_ caddyfile.Unmarshaler       = (*UIHandler)(nil)
 )

@@ -9,11 +9,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/lakegate/lakegate/internal/uitest"
+	lakegate "github.com/lakegate/lakegate/modules/gateway"
 )
 
 // uiGateway serves the browser and the Iceberg door over app.
@@ -29,16 +31,23 @@ func uiGateway(t *testing.T, app map[string]any) string {
 // and sales (reader of namespace sales only).
 func rolesGateway(t *testing.T) string {
 	t.Helper()
+	return rolesGatewayWith(t, map[string]any{"handler": "lakegate_ui"})
+}
+
+// rolesGatewayWith is rolesGateway with handlers before the Iceberg door.
+func rolesGatewayWith(t *testing.T, handlers ...any) string {
+	t.Helper()
 	client := func(id string, groups ...string) map[string]any {
 		return map[string]any{"id": id, "secret_bcrypt": bcryptHash(t, id+"-secret"), "groups": groups}
 	}
-	return uiGateway(t, map[string]any{
+	addr := freeAddr(t)
+	return serveOn(t, addr, caddyJSONHandlers(t, addr, map[string]any{
 		"catalogs": []any{embeddedCatalog(t, "lake")},
 		"identity": map[string]any{"required": true, "issuer": map[string]any{"clients": []any{
 			client("admin", "admin"), client("writer", "writer"), client("reader", "reader"), client("sales", "reader:sales"),
 		}}},
 		"policy": map[string]any{"dir": "../../policies", "package": "lakegate.roles"},
-	})
+	}, append(handlers, map[string]any{"handler": "lakegate_iceberg"})...))
 }
 
 func uiGet(t *testing.T, url string, hdr map[string]string) (*http.Response, string) {
@@ -91,11 +100,19 @@ func TestUIHandler(t *testing.T) {
 	resp, _ = uiGet(t, base+"/ui/app.css", nil)
 	assert.Equal(t, "text/css; charset=utf-8", resp.Header.Get("Content-Type"))
 
+	resp, body := uiGet(t, base+"/ui/config.json", nil)
+	assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
+	assert.JSONEq(t, `{}`, body, "no sharing door named")
+	for _, bad := range []string{"delta-sharing", "/x?y", "/x#y"} {
+		err := (&lakegate.UIHandler{Sharing: bad}).Provision(caddy.Context{})
+		assert.ErrorContains(t, err, "sharing must be a path starting with /", bad)
+	}
+
 	resp, _ = uiGet(t, base+"/ui", nil)
 	assert.Equal(t, http.StatusPermanentRedirect, resp.StatusCode)
 	assert.Equal(t, "/ui/", resp.Header.Get("Location"))
 
-	resp, body := uiGet(t, base+"/ui/index.html", nil)
+	resp, body = uiGet(t, base+"/ui/index.html", nil)
 	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
 	assert.JSONEq(t, `{"error":"no such page: /ui/index.html"}`, body)
 
@@ -110,7 +127,10 @@ func TestUIHandler(t *testing.T) {
 func TestUICaddyfile(t *testing.T) {
 	adapted := adapt(t, []byte("http://:8181 {\n\tlakegate_ui\n\tlakegate_iceberg\n}\n"))
 	assert.Contains(t, string(adapted), `{"handler":"lakegate_ui"}`)
-	for _, bad := range []string{"lakegate_ui extra", "lakegate_ui {\n\t\tpath /x\n\t}"} {
+	adapted = adapt(t, []byte("http://:8181 {\n\tlakegate_ui {\n\t\tsharing /delta-sharing\n\t}\n}\n"))
+	assert.Contains(t, string(adapted), `{"handler":"lakegate_ui","sharing":"/delta-sharing"}`)
+	for _, bad := range []string{"lakegate_ui extra", "lakegate_ui {\n\t\tpath /x\n\t}", "lakegate_ui {\n\t\tsharing\n\t}",
+		"lakegate_ui {\n\t\tsharing /a /b\n\t}"} {
 		_, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte("http://:8181 {\n\t"+bad+"\n}\n"), nil)
 		assert.Error(t, err, bad)
 	}
@@ -260,4 +280,39 @@ func TestUIInChromiumShowsOnlyWhatThePolicyAllows(t *testing.T) {
 	dom = uitest.DOM(t, bin, base+"/ui/"+q+url.QueryEscape(sales))
 	assert.Contains(t, dom, "403: explainDecision")
 	assert.NotContains(t, dom, `class="decision`)
+}
+
+// With `sharing` set, the landing page lists the Delta Sharing door's
+// shares as the door answers the visitor: an admin sees both shares and
+// their tables (and the door's error for a share whose namespace is
+// missing); a recipient, to whom roles.rego grants nothing, sees none.
+func TestUIListsSharesInChromium(t *testing.T) {
+	bin := uitest.Chromium(t)
+	base := rolesGatewayWith(t, sharingHandler(map[string]any{"change_data_dir": t.TempDir()}),
+		map[string]any{"handler": "lakegate_ui", "sharing": "/delta-sharing"})
+	admin := uitest.Token(t, base, "admin", "admin-secret")
+	uitest.Seed(t, base+"/v1/lake", admin)
+
+	resp, cfg := uiGet(t, base+"/ui/config.json", nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.JSONEq(t, `{"sharing":"/delta-sharing"}`, cfg)
+
+	dom := uitest.DOM(t, bin, base+"/ui/#token="+url.QueryEscape(admin))
+	shares := regexp.MustCompile(`(?s)<section id="shares">.*?</section>`).FindString(dom)
+	require.NotEmpty(t, shares, dom)
+	assert.Contains(t, shares, `<li class="share" data-share="demo">`)
+	assert.Contains(t, shares, `<span class="icon">S</span> sales.orders</li>`)
+	assert.Contains(t, shares, `<span class="icon">S</span> extra.orders_copy</li>`)
+	assert.Contains(t, shares, `<li class="share" data-share="other">`)
+	assert.Contains(t, dom, `data-catalog="lake"`)
+
+	// roles.rego gives a share's recipient no lakegate role: the door
+	// knows the token, the policy shows it nothing, and the catalogs
+	// refuse it.
+	dom = uitest.DOM(t, bin, base+"/ui/#token="+url.QueryEscape(recipientToken))
+	shares = regexp.MustCompile(`(?s)<section id="shares">.*?</section>`).FindString(dom)
+	assert.Contains(t, shares, "No share is open to you.", dom)
+	assert.NotContains(t, dom, `data-catalog="lake"`)
+	assert.Contains(t, dom, "401: ")
+	assert.Empty(t, uitest.WriteControls(dom))
 }

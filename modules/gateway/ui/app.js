@@ -128,10 +128,12 @@ async function login(clientID, secret) {
 // ---- the gateway's APIs ----
 
 // apiMessage reads each API's error model: Iceberg's {error: {message}},
-// OAuth2's {error, error_description}, the admin API's {error: "..."}.
+// OAuth2's {error, error_description}, the admin API's {error: "..."},
+// Delta Sharing's {errorCode, message}.
 function apiMessage(resp, doc) {
   const e = doc && doc.error;
-  const msg = (e && typeof e === 'object' && e.message) || (doc && doc.error_description) || (typeof e === 'string' && e) || resp.statusText;
+  const msg = (e && typeof e === 'object' && e.message) || (doc && doc.error_description) || (typeof e === 'string' && e) ||
+    (doc && typeof doc.message === 'string' && doc.message) || resp.statusText;
   if (resp.status === 401) return `${resp.status}: ${msg} — sign in above`;
   return `${resp.status}: ${msg}`;
 }
@@ -223,12 +225,64 @@ function refresh() { render(); }
 // ---- landing: catalogs, namespace tree, tables and views ----
 
 async function landingPage() {
-  const doc = await api('/lakegate/catalogs');
-  const cats = doc.catalogs || [];
+  const cfg = await siteConfig();
   const out = h('div', {id: 'catalogs'});
-  if (!cats.length) out.append(none('No catalog is open to you.'));
-  const sections = await Promise.all(cats.map(catalogSection));
-  out.append(...sections);
+  try {
+    const cats = (await api('/lakegate/catalogs')).catalogs || [];
+    if (!cats.length) out.append(none('No catalog is open to you.'));
+    out.append(...await Promise.all(cats.map(catalogSection)));
+  } catch (err) {
+    out.append(errorBox(err));
+  }
+  // A share recipient's token opens the shares only: listed even when the
+  // catalogs refuse it.
+  if (cfg.sharing) out.append(await sharesSection(cfg.sharing));
+  return out;
+}
+
+// siteConfig is what the page knows of its site (/ui/config.json): where
+// the Delta Sharing door is, if the operator named it.
+async function siteConfig() {
+  const resp = await fetch('config.json', {credentials: 'omit', cache: 'no-store'});
+  return resp.ok ? resp.json() : {};
+}
+
+// sharesSection lists the Delta Sharing door's shares and their tables as
+// the door answers the visitor's token: a recipient sees its own share,
+// anyone else what the policy lets them see (api "sharing").
+async function sharesSection(prefix) {
+  const sec = h('section', {id: 'shares'}, h('h2', {}, 'Delta Sharing ', h('span', {class: 'kind'}, prefix)));
+  try {
+    const shares = await listSharing(prefix + '/shares');
+    if (!shares.length) sec.append(none('No share is open to you.'));
+    const ul = h('ul', {class: 'tree'});
+    for (const share of shares) {
+      const li = h('li', {class: 'share', 'data-share': share.name}, h('span', {class: 'ns-name'}, share.name));
+      try {
+        const tables = await listSharing(prefix + '/shares/' + encodeURIComponent(share.name) + '/all-tables');
+        li.append(h('ul', {class: 'objects'}, tables.map((t) => h('li', {class: 'shared-table'},
+          h('span', {class: 'icon'}, 'S'), ' ', `${t.schema}.${t.name}`))));
+      } catch (err) {
+        li.append(errorBox(err));
+      }
+      ul.append(li);
+    }
+    if (shares.length) sec.append(ul);
+  } catch (err) {
+    sec.append(errorBox(err));
+  }
+  return sec;
+}
+
+async function listSharing(path) {
+  const out = [];
+  let pageToken = '';
+  for (let i = 0; i < MAX_PAGES; i++) {
+    const doc = await api(path + (pageToken ? '?pageToken=' + encodeURIComponent(pageToken) : ''));
+    out.push(...(doc.items || []));
+    pageToken = doc.nextPageToken;
+    if (!pageToken) break;
+  }
   return out;
 }
 
