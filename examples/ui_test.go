@@ -96,6 +96,10 @@ func TestUIOnRootCaddyfile(t *testing.T) {
 	assert.Len(t, regexp.MustCompile(`<line class="parent"`).FindAllString(chart, -1), 3, "each snapshot joined to its parent")
 	assert.Contains(t, dom, `<table id="metadata-log">`)
 	assert.Contains(t, dom, `<td>owner</td><td>sales-team</td>`)
+	// The seeded snapshots name manifest lists that were never written:
+	// the preview says it could not read them, and why only in the log.
+	assert.Contains(t, dom, `<section id="preview"><h3>First rows</h3><p class="none">Not shown: 502: reading the table's rows failed (the cause is in the server's log)</p></section>`)
+	assert.Contains(t, srv.output(), "reading a table's rows for a preview failed")
 	assert.Empty(t, uitest.WriteControls(dom))
 	uitest.Screenshot(t, bin, page, filepath.Join(shots, "ui-table.png"), 1900)
 	requirePNG(t, filepath.Join(shots, "ui-table.png"))

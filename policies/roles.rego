@@ -17,7 +17,8 @@
 # table with input.request.storage_access: "read" (GET, HEAD, listings)
 # for readers and writers, "write" (PUT, POST, DELETE) for writers only.
 # explainDecision (POST /lakegate/explain: what this policy decides for
-# another principal, and why) is an admin's only.
+# another principal, and why) and previewTable (GET /lakegate/preview: a
+# table's rows, read by the gateway) are an admin's only.
 #
 # Operations whose input has no namespace (getConfig, getToken, listing
 # top-level namespaces) are open to any holder of any role; other
@@ -47,7 +48,12 @@ write_ops := {
 view_write_ops := {"createView", "replaceView", "dropView", "renameView", "registerView"}
 
 # Operations on the gateway itself rather than a catalog.
-admin_ops := {"explainDecision"}
+admin_ops := {"explainDecision", "previewTable"}
+
+admin_op_reasons := {
+	"explainDecision": "only admins may see the policy's decisions for others",
+	"previewTable": "only admins may read rows through the gateway",
+}
 
 known_ops := (((read_ops | write_ops) | view_write_ops) | admin_ops) | {"signRequest"}
 
@@ -153,7 +159,7 @@ deny_reason := sprintf("principal %q has no lakegate role", [input.principal.id]
 	op == "signRequest"
 } else := sprintf("%s may not %s: view changes need admin", [role, op]) if {
 	op in view_write_ops
-} else := sprintf("%s may not %s: only admins may see the policy's decisions for others", [role, op]) if {
+} else := sprintf("%s may not %s: %s", [role, op, admin_op_reasons[op]]) if {
 	op in admin_ops
 } else := sprintf("%s may not %s", [role, op])
 

@@ -60,6 +60,12 @@ test_only_admin_explains if {
 	decide("r", ["reader:sales"], "explainDecision", []).reason == "explainDecision without a namespace needs a global role"
 }
 
+test_only_admin_previews if {
+	allows(["admin"], "previewTable", ["sales"])
+	decide("w", ["writer"], "previewTable", ["sales"]).reason == "writer may not previewTable: only admins may read rows through the gateway"
+	decide("r", ["reader:sales"], "previewTable", ["sales"]).reason == "reader may not previewTable: only admins may read rows through the gateway"
+}
+
 test_writer_reads_views if {
 	allows(["writer"], "loadView", ["sales"])
 	allows(["writer"], "listViews", ["sales"])

@@ -14,6 +14,8 @@ import (
 
 	"github.com/lakegate/lakegate/identity"
 	"github.com/lakegate/lakegate/policies"
+	"github.com/lakegate/lakegate/translate"
+	"github.com/lakegate/lakegate/translate/sharing"
 	"github.com/lakegate/lakegate/upstream"
 	"github.com/lakegate/lakegate/upstream/icerest"
 )
@@ -27,6 +29,9 @@ func init() {
 // other operation to that catalog's backend.
 type IcebergHandler struct {
 	app *App
+	// reader opens tables to read their rows (/lakegate/preview) as the
+	// Delta Sharing door reads shared tables.
+	reader *sharing.Server
 }
 
 // icebergDoor answers in the Iceberg REST error model.
@@ -52,11 +57,12 @@ func (h *IcebergHandler) Provision(ctx caddy.Context) error {
 		return err
 	}
 	h.app = app
+	h.reader = &sharing.Server{Catalogs: translate.NewCatalogs(app), Log: ctx.Logger()}
 	return nil
 }
 
-// ServeHTTP serves /v1/..., /lakegate/catalogs (discovery.go) and
-// /lakegate/explain (explain.go), and
+// ServeHTTP serves /v1/..., /lakegate/catalogs (discovery.go),
+// /lakegate/explain (explain.go) and /lakegate/preview (preview.go), and
 // passes anything else to next.
 func (h *IcebergHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	path := r.URL.EscapedPath()
@@ -66,6 +72,10 @@ func (h *IcebergHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next 
 	}
 	if path == explainPath {
 		h.serveExplain(w, r)
+		return nil
+	}
+	if path == previewPath {
+		h.servePreview(w, r)
 		return nil
 	}
 	if !strings.HasPrefix(path, "/v1/") {

@@ -43,12 +43,12 @@ func (StatusHandler) CaddyModule() caddy.ModuleInfo {
 var loopbackNames = []string{"localhost", "127.0.0.1", "::1"}
 
 // ServeHTTP answers the status paths and passes anything else to next,
-// /lakegate/catalogs and /lakegate/explain too: the Iceberg door's, which
-// the /lakegate/ subtree would otherwise shadow on a site that runs this
-// handler first.
+// the Iceberg door's paths under /lakegate/ too (catalogs, explain,
+// preview), which the /lakegate/ subtree would otherwise shadow on a
+// site that runs this handler first.
 func (h *StatusHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	serve := statusRoute(r.URL.Path)
-	if serve == nil || r.URL.Path == catalogsPath || r.URL.Path == explainPath {
+	if serve == nil || icebergLakegatePaths[r.URL.Path] {
 		return next.ServeHTTP(w, r)
 	}
 	if !h.allowsHost(r.Host) && !strings.HasPrefix(r.URL.Path, "/lakegate/health/") {
@@ -60,6 +60,9 @@ func (h *StatusHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next c
 	}
 	return nil
 }
+
+// icebergLakegatePaths are the Iceberg door's paths under /lakegate/.
+var icebergLakegatePaths = map[string]bool{catalogsPath: true, explainPath: true, previewPath: true}
 
 // statusRoute is the handler of statusRoutes for path, or nil.
 func statusRoute(path string) caddy.AdminHandler {

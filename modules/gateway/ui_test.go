@@ -229,11 +229,15 @@ func mustExplain(t *testing.T, base, token, body string) []byte {
 }
 
 // Behind lakegate_status (which serves the /lakegate/ subtree) the
-// explain endpoint is still the Iceberg door's; with no policy it says so.
+// explain and preview endpoints are still the Iceberg door's; with no
+// policy explain says so.
 func TestExplainWithoutPolicyBehindStatus(t *testing.T) {
 	base, _ := statusGateway(t, map[string]any{"catalogs": []any{embeddedCatalog(t, "emb")}})
 	b := mustExplain(t, base, "", `{"principal":{"id":"bob"},"operation":"dropTable","resource":{"catalog":"emb","namespace":["ns"],"table":"t"}}`)
 	assert.Contains(t, string(b), `"decision":{"allow":true,"reason":"no policy is configured: every authenticated request is allowed"`)
+	status, b := do(t, http.MethodGet, base+"/lakegate/preview?catalog=emb", "", "", nil)
+	assert.Equal(t, http.StatusBadRequest, status, "%s", b)
+	assert.Equal(t, "BadRequestException", errorType(b), "the Iceberg door's answer, not the status handler's 404")
 }
 
 // In Chromium, under policies/roles.rego, a reader of namespace sales
@@ -315,4 +319,91 @@ func TestUIListsSharesInChromium(t *testing.T) {
 	assert.NotContains(t, dom, `data-catalog="lake"`)
 	assert.Contains(t, dom, "401: ")
 	assert.Empty(t, uitest.WriteControls(dom))
+}
+
+// GET /lakegate/preview: a table's first rows, read by the gateway from
+// the warehouse, in the Iceberg error model when it cannot.
+func TestPreview(t *testing.T) {
+	base := uiGateway(t, map[string]any{"catalogs": []any{embeddedCatalog(t, "lake")}})
+	_, states := writeOrders(t, base)
+	kept := map[int64]order{}
+	for _, o := range states[len(states)-1] {
+		kept[o.ID] = o
+	}
+
+	status, b := do(t, http.MethodGet, base+"/lakegate/preview?catalog=lake&namespace=sales&table=orders&limit=5", "", "", nil)
+	require.Equal(t, http.StatusOK, status, "%s", b)
+	var got struct {
+		Columns []string `json:"columns"`
+		Rows    []struct {
+			ID     int64  `json:"id"`
+			Region string `json:"region"`
+			Note   string `json:"note"`
+		} `json:"rows"`
+	}
+	require.NoError(t, json.Unmarshal(b, &got))
+	assert.Equal(t, []string{"id", "region", "note"}, got.Columns)
+	require.Len(t, got.Rows, 5)
+	for _, r := range got.Rows {
+		want, ok := kept[r.ID]
+		require.True(t, ok, "row %d is in the current snapshot", r.ID)
+		assert.Equal(t, want.Region, r.Region)
+		assert.Equal(t, want.Note, r.Note)
+	}
+	status, b = do(t, http.MethodGet, base+"/lakegate/preview?catalog=lake&namespace=sales&table=orders", "", "", nil)
+	require.Equal(t, http.StatusOK, status, "%s", b)
+	require.NoError(t, json.Unmarshal(b, &got))
+	assert.Len(t, got.Rows, 10, "ten rows by default")
+
+	seedTables(t, base+"/v1/lake", "empty", "t")
+	status, b = do(t, http.MethodGet, base+"/lakegate/preview?catalog=lake&namespace=empty&table=t", "", "", nil)
+	require.Equal(t, http.StatusOK, status, "%s", b)
+	assert.Contains(t, string(b), `"rows":[]`, "a table without a snapshot has no rows")
+
+	for query, want := range map[string]struct {
+		status int
+		typ    string
+		msg    string
+	}{
+		"catalog=lake&namespace=sales":                        {400, "BadRequestException", "catalog, namespace and table are required"},
+		"catalog=lake&namespace=sales&table=orders&limit=0":   {400, "BadRequestException", "limit must be a number from 1 to 100"},
+		"catalog=lake&namespace=sales&table=orders&limit=101": {400, "BadRequestException", "limit must be a number from 1 to 100"},
+		"catalog=nope&namespace=sales&table=orders":           {404, "NoSuchWarehouseException", `no catalog named "nope"`},
+		"catalog=lake&namespace=sales&table=missing":          {404, "NoSuchTableException", "missing"},
+	} {
+		status, b = do(t, http.MethodGet, base+"/lakegate/preview?"+query, "", "", nil)
+		assert.Equal(t, want.status, status, "%s: %s", query, b)
+		assert.Equal(t, want.typ, errorType(b), query)
+		assert.Contains(t, readIcebergError(b).Message, want.msg, query)
+	}
+	status, b = do(t, http.MethodPost, base+"/lakegate/preview?catalog=lake&namespace=sales&table=orders", "", "", nil)
+	assert.Equal(t, http.StatusMethodNotAllowed, status, "%s", b)
+}
+
+// Under roles.rego only an admin may preview: a reader, even of the
+// table's namespace, gets the policy's 403 before anything is read.
+func TestPreviewNeedsThePolicy(t *testing.T) {
+	base := rolesGateway(t)
+	admin := uitest.Token(t, base, "admin", "admin-secret")
+	uitest.Seed(t, base+"/v1/lake", admin)
+	for _, id := range []string{"reader", "writer", "sales"} {
+		status, b := do(t, http.MethodGet, base+"/lakegate/preview?catalog=lake&namespace=sales&table=orders", uitest.Token(t, base, id, id+"-secret"), "", nil)
+		assert.Equal(t, http.StatusForbidden, status, "%s: %s", id, b)
+		assert.Contains(t, readIcebergError(b).Message, "previewTable: ", id)
+	}
+	status, b := do(t, http.MethodGet, base+"/lakegate/preview?catalog=lake&namespace=sales&table=orders", "", "", nil)
+	assert.Equal(t, http.StatusUnauthorized, status, "%s", b)
+}
+
+// A table's page shows its first rows where the policy allows (here no
+// policy: everyone).
+func TestUIPreviewInChromium(t *testing.T) {
+	bin := uitest.Chromium(t)
+	base := uiGateway(t, map[string]any{"catalogs": []any{embeddedCatalog(t, "lake")}})
+	writeOrders(t, base)
+	dom := uitest.DOM(t, bin, uitest.TablePage(base, "lake", []string{"sales"}, "orders"))
+	rows := regexp.MustCompile(`(?s)<table id="preview-rows">.*?</table>`).FindString(dom)
+	require.NotEmpty(t, rows, dom)
+	assert.Contains(t, rows, `<th>id</th><th>region</th><th>note</th>`)
+	assert.Len(t, regexp.MustCompile(`<tr><td>\d+</td><td>(eu|apac)</td><td>order \d+</td></tr>`).FindAllString(rows, -1), 10, rows)
 }

@@ -359,6 +359,7 @@ async function tablePage(catalog, ns, name) {
   const schemas = m.schemas || (m.schema ? [m.schema] : []);
   const schema = schemas.find((x) => x['schema-id'] === m['current-schema-id']) || schemas[schemas.length - 1] || {fields: []};
   const names = fieldNames(schema);
+  const preview = await previewSection(catalog, ns, name);
   return h('article', {id: 'table', 'data-table': name},
     crumbs(catalog, ns, name),
     h('h2', {}, 'Table ', name),
@@ -371,7 +372,28 @@ async function tablePage(catalog, ns, name) {
     h('h3', {}, 'Snapshots and refs'), snapshotChart(m), snapshotTable(m), refTable(m),
     deltaSection(m.properties || {}),
     h('h3', {}, 'Metadata log'), logTable('metadata-log', m['metadata-log'], 'metadata-file', 'Metadata file'),
-    h('h3', {}, 'Properties'), propertyTable(m.properties));
+    h('h3', {}, 'Properties'), propertyTable(m.properties),
+    preview);
+}
+
+// previewSection shows the table's first rows, which the gateway reads
+// from the warehouse when the policy lets the visitor previewTable
+// (admins under roles.rego); otherwise it says why, quietly.
+async function previewSection(catalog, ns, name) {
+  const q = new URLSearchParams({catalog, namespace: ns.join('\x1f'), table: name, limit: '10'});
+  const sec = h('section', {id: 'preview'}, h('h3', {}, 'First rows'));
+  try {
+    const doc = await api('/lakegate/preview?' + q.toString());
+    if (!doc.rows.length) sec.append(none('No rows.'));
+    else {
+      const cell = (v) => (v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v));
+      sec.append(table('preview-rows', doc.columns, doc.rows.map((row) =>
+        h('tr', {}, doc.columns.map((c) => h('td', {}, cell(row[c])))))));
+    }
+  } catch (err) {
+    sec.append(h('p', {class: 'none'}, 'Not shown: ', err.message));
+  }
+  return sec;
 }
 
 // deltaSection shows a Delta table's side (docs/unity-delta.md, the
