@@ -21,6 +21,17 @@ import s3fs
 from pyiceberg.catalog import load_catalog
 from pyiceberg.exceptions import SignError
 
+# PyIceberg 0.12's fsspec FileIO builds an S3FileSystem per thread and
+# then swaps its REST signer on the client's event emitter (unregister,
+# register). fsspec hands every such call the one cached instance of the
+# process, so a scan's worker threads (and the writer's and the reader's
+# catalogs) share one emitter: a request sent between another thread's
+# unregister and register goes out unsigned (moto: 403 on a HEAD with no
+# Authorization header, seen in 1 of 3 runs here), and the last catalog's
+# signer signs for all of them. apache/iceberg-python#3896. Without the
+# instance cache each FileIO thread has its own client and signer.
+s3fs.S3FileSystem.cachable = False
+
 URI = os.environ["STORAGE_URI"]
 BUCKET = os.environ["STORAGE_BUCKET"]
 ADMIN = urllib.parse.urlsplit(os.environ["STORAGE_ADMIN"])
