@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -22,6 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lakegate/lakegate/internal/uitest"
 	lakegate "github.com/lakegate/lakegate/modules/gateway"
 	"github.com/lakegate/lakegate/telemetry"
 	"github.com/lakegate/lakegate/upstream/embedded"
@@ -574,40 +574,10 @@ func TestStatusPageEscapesBackendErrors(t *testing.T) {
 	assert.Contains(t, html, "&lt;script&gt;alert(&#39;lakegate&#39;)&lt;/script&gt;")
 }
 
-// chromiumPath is the headless browser, or a skip (a failure when
-// LAKEGATE_TEST_CHROMIUM says this run has one).
-func chromiumPath(t *testing.T) string {
-	t.Helper()
-	bin, err := exec.LookPath("chromium")
-	if err != nil {
-		if os.Getenv("LAKEGATE_TEST_CHROMIUM") != "" {
-			t.Fatal("chromium is not installed, but LAKEGATE_TEST_CHROMIUM says this run has it")
-		}
-		t.Skip("chromium is not installed (.ci/run installs it)")
-	}
-	return bin
-}
-
-// runChromium runs headless Chromium with its own profile; a generous
-// deadline stops a hung browser, the test asserts no time.
-func runChromium(t *testing.T, bin string, args ...string) []byte {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	all := append([]string{"--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-		"--no-first-run", "--user-data-dir=" + t.TempDir()}, args...)
-	cmd := exec.CommandContext(ctx, bin, all...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	require.NoError(t, err, "chromium: %s", stderr.String())
-	return out
-}
-
 // The page as an operator's browser renders it: every catalog with its
 // breaker state, the cache hit ratio and the version, and a screenshot.
 func TestStatusPageInChromium(t *testing.T) {
-	bin := chromiumPath(t)
+	bin := uitest.Chromium(t)
 	b := serveCounting(t, nil)
 	seedTables(t, b.prefixURL(), "ns", "t")
 	lake := remote("lake", b.url, nil)
@@ -627,7 +597,7 @@ func TestStatusPageInChromium(t *testing.T) {
 
 	// Through lakegate_status on the HTTP site: Caddy's admin endpoint
 	// itself turns a browser's navigation away (TestStatusHandler).
-	dom := string(runChromium(t, bin, "--dump-dom", base+"/lakegate/"))
+	dom := string(uitest.Run(t, bin, "--dump-dom", base+"/lakegate/"))
 	require.Contains(t, dom, "lakegate status", dom)
 	rows := regexp.MustCompile(`(?s)<tr class="catalog">.*?</tr>`).FindAllString(dom, -1)
 	want := map[string]string{"emb": "closed", "lake": "closed", "gone": "open"}
@@ -648,7 +618,7 @@ func TestStatusPageInChromium(t *testing.T) {
 	assert.NotContains(t, dom, "<script")
 
 	shot := filepath.Join(t.TempDir(), "status.png")
-	runChromium(t, bin, "--screenshot="+shot, "--window-size=1280,900", base+"/lakegate/")
+	uitest.Run(t, bin, "--screenshot="+shot, "--window-size=1280,900", base+"/lakegate/")
 	png, err := os.ReadFile(shot)
 	require.NoError(t, err)
 	assert.Greater(t, len(png), 1000)
