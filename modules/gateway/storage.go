@@ -266,6 +266,11 @@ func withSignerConfig(body []byte, s3 storage.S3Config, base, endpoint string) (
 	cfg["s3.signer"] = "S3V4RestSigner"
 	cfg["s3.signer.uri"] = base
 	cfg["s3.signer.endpoint"] = endpoint
+	// Iceberg Java 1.11 reads signer.uri and signer.endpoint first (the
+	// s3.signer.* names are deprecated there): set both, so a backend's own
+	// signer.* (its signer, not the gateway's) never wins.
+	cfg["signer.uri"] = base
+	cfg["signer.endpoint"] = endpoint
 	cfg["s3.region"], cfg["client.region"] = s3.Region, s3.Region
 	if s3.Endpoint != "" {
 		cfg["s3.endpoint"] = s3.Endpoint

@@ -161,6 +161,9 @@ func TestSignRequestChecks(t *testing.T) {
 			assert.Equal(t, "S3V4RestSigner", res.Config["s3.signer"])
 			assert.Equal(t, base, res.Config["s3.signer.uri"])
 			assert.Equal(t, strings.TrimPrefix(signPath, "/"), res.Config["s3.signer.endpoint"])
+			// Iceberg Java 1.11's names (s3.signer.* are deprecated there).
+			assert.Equal(t, base, res.Config["signer.uri"])
+			assert.Equal(t, strings.TrimPrefix(signPath, "/"), res.Config["signer.endpoint"])
 			assert.Equal(t, st.endpoint, res.Config["s3.endpoint"])
 			assert.Empty(t, res.Credentials)
 			assert.NotContains(t, string(body), st.secret)
