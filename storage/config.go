@@ -30,8 +30,15 @@ type Config struct {
 	// DecisionTTL is how long a signing decision (a principal, a table
 	// and read or write access, with the table's locations) is reused
 	// before the policy and the catalog are asked again (default 30s; at
-	// most 10m).
+	// most 10m). Vended credentials are reused as long, so a client is
+	// never handed keys with less than 5 of their 15 minutes or more left.
 	DecisionTTL duration.Duration `json:"decision_ttl,omitempty"`
+	// VendedCredentials answers X-Iceberg-Access-Delegation:
+	// vended-credentials on loadTable and createTable, and loadCredentials,
+	// with temporary keys from STS AssumeRole scoped to the table's
+	// locations, read-only unless the policy lets the principal write the
+	// table's files (default: none vended).
+	VendedCredentials *VendConfig `json:"vended_credentials,omitempty"`
 }
 
 // S3Config is an S3 or S3-compatible endpoint and the gateway's keys for
@@ -80,7 +87,13 @@ func (c *Config) Check() error {
 	if c.DecisionTTL < 0 || c.DecisionTTL.D() > MaxDecisionTTL {
 		return fmt.Errorf("storage: decision_ttl %s is out of range (0 to %s)", c.DecisionTTL, MaxDecisionTTL)
 	}
-	return c.S3.check()
+	if err := c.S3.check(); err != nil {
+		return err
+	}
+	if c.VendedCredentials != nil {
+		return c.VendedCredentials.check()
+	}
+	return nil
 }
 
 func (s *S3Config) check() error {
