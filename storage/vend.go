@@ -202,6 +202,9 @@ func SessionName(principal string) string {
 type Credentials struct {
 	AccessKeyID, SecretAccessKey, SessionToken string
 	Expires                                    time.Time
+	// Places are the table's places the credentials reach (repeats and
+	// places inside another left out).
+	Places []Place
 }
 
 // Vendor vends credentials with STS AssumeRole, calling it with the
@@ -236,6 +239,10 @@ func (v *Vendor) Lifetime() time.Duration { return v.lifetime }
 // Vend assumes the role for principal with a session policy scoped to
 // places and access.
 func (v *Vendor) Vend(ctx context.Context, principal string, places []Place, access Access) (Credentials, error) {
+	places, err := distinctPlaces(places)
+	if err != nil {
+		return Credentials{}, err
+	}
 	pol, err := SessionPolicy(places, access)
 	if err != nil {
 		return Credentials{}, err
@@ -252,5 +259,5 @@ func (v *Vendor) Vend(ctx context.Context, principal string, places []Place, acc
 		return Credentials{}, errors.New("STS AssumeRole answered without credentials")
 	}
 	return Credentials{AccessKeyID: *c.AccessKeyId, SecretAccessKey: *c.SecretAccessKey,
-		SessionToken: *c.SessionToken, Expires: *c.Expiration}, nil
+		SessionToken: *c.SessionToken, Expires: *c.Expiration, Places: places}, nil
 }

@@ -84,11 +84,15 @@ var (
 		Namespace: "lakegate", Name: "storage_signs_total",
 		Help: "S3 requests remote signing was asked for, by catalog, access (read, write, none when unreadable) and outcome (signed, denied, refused).",
 	}, []string{"catalog", "access", "outcome"})
+	storageVends = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "lakegate", Name: "storage_vends_total",
+		Help: "Storage credentials vended, by catalog, access (read, write, none when denied) and outcome (vended, reused, denied, failed).",
+	}, []string{"catalog", "access", "outcome"})
 )
 
 var collectors = []prometheus.Collector{
 	requests, requestDuration, backendDuration, breakerState, breakerTransitions, cacheResults, cacheNotModified,
-	cacheInvalidations, replays, policyDecisions, policyDuration, tokens, sharingFiles, sharingBytes, storageSigns, buildInfo,
+	cacheInvalidations, replays, policyDecisions, policyDuration, tokens, sharingFiles, sharingBytes, storageSigns, storageVends, buildInfo,
 }
 
 // Register puts lakegate's collectors on reg. Registering them again on
@@ -110,6 +114,14 @@ func Register(reg prometheus.Registerer) error {
 // "refused" (outside the table, or not a request this signs).
 func CountSign(catalog, access, outcome string) {
 	storageSigns.WithLabelValues(catalog, access, outcome).Inc()
+}
+
+// CountVend counts one vending of storage credentials: catalog is a
+// configured one, access "read", "write" or "none" (denied), outcome
+// "vended" (from STS), "reused" (vended earlier for the same principal,
+// table and access), "denied" (the policy) or "failed" (STS).
+func CountVend(catalog, access, outcome string) {
+	storageVends.WithLabelValues(catalog, access, outcome).Inc()
 }
 
 // ObserveRequest counts one answered request and records how long the

@@ -155,6 +155,9 @@ type catalogState struct {
 	// signing is the catalog's remote signer (storage.remote_signing),
 	// nil when it signs nothing.
 	signing *signing
+	// vending is the catalog's credential vendor
+	// (storage.vended_credentials), nil when it vends none.
+	vending *vending
 }
 
 // clientSeparator is the namespace separator the gateway advertises for
@@ -237,6 +240,9 @@ func (a *App) Provision(ctx caddy.Context) error {
 		p := upstream.NewPipeline(cc.Name, b, opts...)
 		st := &catalogState{cfg: cc, pipeline: p, locations: rule, separator: clientSeparator(cc)}
 		if st.signing, err = newSigning(cc); err != nil {
+			return fmt.Errorf("catalog %q: %w", cc.Name, err)
+		}
+		if st.vending, err = newVending(cc); err != nil {
 			return fmt.Errorf("catalog %q: %w", cc.Name, err)
 		}
 		a.backends[cc.Name] = st

@@ -175,6 +175,7 @@ func parseCatalog(d *caddyfile.Dispenser) (CatalogConfig, error) {
 //		     secret_access_key <placeholder>; session_token <placeholder> }
 //		remote_signing
 //		decision_ttl <duration>
+//		vended_credentials { role_arn <arn>; duration <d>; sts_endpoint <url> }
 //	}
 func storageGrammar(c *storage.Config) block {
 	return block{
@@ -190,6 +191,13 @@ func storageGrammar(c *storage.Config) block {
 		}),
 		"remote_signing": on(&c.RemoteSigning),
 		"decision_ttl":   dur(&c.DecisionTTL),
+		"vended_credentials": fresh(&c.VendedCredentials, "vended_credentials", func(v *storage.VendConfig) block {
+			return block{
+				"role_arn":     str(&v.RoleARN),
+				"duration":     dur(&v.Duration),
+				"sts_endpoint": str(&v.STSEndpoint),
+			}
+		}),
 	}
 }
 

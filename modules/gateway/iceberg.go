@@ -209,15 +209,21 @@ func (h *IcebergHandler) serve(w http.ResponseWriter, r *http.Request, rt iceres
 			"the policy withholds storage credentials from this principal"))
 		return
 	}
-	// A catalog with storage keys of the gateway's hands out none: they
-	// are not vended (not yet as scoped credentials either, docs/storage.md).
+	// A catalog with storage keys of the gateway's hands out none of the
+	// backend's nor its own: only keys vended for the table, when it vends.
 	if cat.cfg.Storage != nil && rt.Operation == icerest.OpLoadCredentials {
+		if cat.vending != nil {
+			h.serveLoadCredentials(w, r, q, p, cat)
+			return
+		}
 		icerest.WriteError(w, r, icerest.Errorf(http.StatusForbidden, icerest.Forbidden,
 			"catalog %q vends no storage credentials: its storage keys are the gateway's; use remote signing", cat.cfg.Name))
 		return
 	}
+	// The policy's strip_credentials obligation withholds vended keys too
+	// (remote signing, which hands out none, stays).
+	mode := delegation(r, cat, rt.Operation, !strip)
 	strip = strip || cat.cfg.Storage != nil
-	signed := remoteSigningAsked(r, cat, rt.Operation)
 	filtered := h.app.guard.policy != nil && listings[rt.Operation]
 	if !strip && !filtered {
 		cat.pipeline.ServeRequest(w, r, q, p.ID) // the common case: no obligation, no closure
@@ -230,10 +236,16 @@ func (h *IcebergHandler) serve(w http.ResponseWriter, r *http.Request, rt iceres
 		inner := run
 		run = func(w http.ResponseWriter, r *http.Request, q icerest.Request) { serveStripped(w, r, q, inner) }
 	}
-	if signed {
+	switch mode {
+	case delegateSigning:
 		inner := run
 		run = func(w http.ResponseWriter, r *http.Request, q icerest.Request) {
 			serveRemoteSigning(w, r, q, cat, inner)
+		}
+	case delegateVending:
+		inner := run
+		run = func(w http.ResponseWriter, r *http.Request, q icerest.Request) {
+			h.serveVendedTable(w, r, q, p, cat, inner)
 		}
 	}
 	if filtered {

@@ -193,33 +193,26 @@ func (h *IcebergHandler) tablePlaces(r *http.Request, p *identity.Principal, cat
 			} `json:"error"`
 		}
 		_ = json.Unmarshal(res.Body, &e)
-		return nil, icerest.Errorf(res.Status, e.Error.Type, "loading the table to sign for: %s", e.Error.Message)
+		return nil, icerest.Errorf(res.Status, e.Error.Type, "loading the table: %s", e.Error.Message)
 	}
+	return tableLocations(res.Body)
+}
+
+// tableLocations reads a LoadTableResult's S3 locations: the table's
+// location, write.data.path and write.metadata.path (storage.TableLocations
+// leaves out what is not a place under a bucket).
+func tableLocations(body []byte) ([]storage.Place, error) {
 	var doc struct {
 		Metadata struct {
 			Location   string            `json:"location"`
 			Properties map[string]string `json:"properties"`
 		} `json:"metadata"`
 	}
-	if err := json.Unmarshal(res.Body, &doc); err != nil {
+	if err := json.Unmarshal(body, &doc); err != nil {
 		return nil, icerest.Errorf(http.StatusBadGateway, icerest.InternalServerError, "the catalog's table is unreadable: %v", err)
 	}
 	m := doc.Metadata
 	return storage.TableLocations(m.Location, m.Properties["write.data.path"], m.Properties["write.metadata.path"]), nil
-}
-
-// remoteSigningAsked tells whether the client asked for remote signing
-// of a table answer this catalog can sign for.
-func remoteSigningAsked(r *http.Request, cat *catalogState, op string) bool {
-	if cat.signing == nil || (op != icerest.OpLoadTable && op != icerest.OpCreateTable) {
-		return false
-	}
-	for _, d := range strings.Split(r.Header.Get("X-Iceberg-Access-Delegation"), ",") {
-		if strings.TrimSpace(d) == "remote-signing" {
-			return true
-		}
-	}
-	return false
 }
 
 // serveRemoteSigning runs next and adds to a table answer's config where
