@@ -23,6 +23,7 @@ import (
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/caddyserver/caddy/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -438,4 +439,120 @@ func TestVendedCredentialsOnMoto(t *testing.T) {
 func sha256Hex(s string) string {
 	h := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(h[:])
+}
+
+func TestAdaptVendedCredentials(t *testing.T) {
+	out := adapt(t, []byte(`{
+	lakegate {
+		catalog lake {
+			remote http://127.0.0.1:9
+			storage {
+				s3 {
+					region us-east-1
+					access_key_id {env.AWS_ACCESS_KEY_ID}
+					secret_access_key {env.AWS_SECRET_ACCESS_KEY}
+				}
+				vended_credentials {
+					role_arn arn:aws:iam::123456789012:role/lakegate-vend
+					duration 1h
+					sts_endpoint http://127.0.0.1:5000
+				}
+			}
+		}
+	}
+}
+:8080 {
+	lakegate_iceberg
+}`))
+	assert.JSONEq(t, `{"catalogs": [{"name": "lake", "remote": {"url": "http://127.0.0.1:9"},
+		"storage": {"s3": {"region": "us-east-1",
+			"access_key_id": "{env.AWS_ACCESS_KEY_ID}", "secret_access_key": "{env.AWS_SECRET_ACCESS_KEY}"},
+			"vended_credentials": {"role_arn": "arn:aws:iam::123456789012:role/lakegate-vend", "duration": "1h0m0s",
+				"sts_endpoint": "http://127.0.0.1:5000"}}}]}`, appJSON(t, out, "lakegate"))
+}
+
+// A vended_credentials block the gateway cannot use stops the config with
+// an error naming the catalog and the field.
+func TestVendedCredentialsConfigErrors(t *testing.T) {
+	t.Setenv("LG_TEST_STORAGE_SECRET", "s3cret-value")
+	s3cfg := map[string]any{"region": "us-east-1", "access_key_id": "AKID", "secret_access_key": "{env.LG_TEST_STORAGE_SECRET}"}
+	for name, tc := range map[string]struct {
+		vend map[string]any
+		want string
+	}{
+		"no role":          {map[string]any{}, "role_arn"},
+		"a user, no role":  {map[string]any{"role_arn": "arn:aws:iam::123456789012:user/lakegate"}, "is not an IAM role ARN"},
+		"short duration":   {map[string]any{"role_arn": testRoleARN, "duration": "5m"}, "duration 5m0s is out of range"},
+		"long duration":    {map[string]any{"role_arn": testRoleARN, "duration": "24h"}, "duration 24h0m0s is out of range"},
+		"sts endpoint":     {map[string]any{"role_arn": testRoleARN, "sts_endpoint": "127.0.0.1:5000"}, "sts_endpoint"},
+		"sts endpoint url": {map[string]any{"role_arn": testRoleARN, "sts_endpoint": "http://u:p@sts:5000"}, "sts_endpoint"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := remote("r", "http://127.0.0.1:9", nil)
+			c["storage"] = map[string]any{"s3": s3cfg, "vended_credentials": tc.vend}
+			err := caddy.Load(caddyJSON(t, freeAddr(t), map[string]any{"catalogs": []any{c}}), true)
+			t.Cleanup(func() { _ = caddy.Stop() })
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), `catalog "r"`)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.NotContains(t, err.Error(), "s3cret-value")
+		})
+	}
+}
+
+// Every vending is audited: the access log names the principal, catalog,
+// table and access (never the keys), and lakegate_storage_vends_total
+// counts it by outcome.
+func TestVendedCredentialsAudit(t *testing.T) {
+	st := fakeStore(t)
+	sts := newSTSRecorder(t, "")
+	cfg := embeddedtest.Config(t, embedded.SQLite)
+	cfg.Warehouse = "s3://" + st.bucket + "/wh"
+	cfg.Properties = map[string]string{"s3.endpoint": st.endpoint, "s3.region": st.region,
+		"s3.access-key-id": st.keyID, "s3.secret-access-key": st.secret, "s3.path-style-access": "true"}
+	backend := embeddedtest.Serve(t, cfg)
+	lake := remote("lake", backend.URL, nil)
+	lake["storage"] = map[string]any{"s3": map[string]any{"endpoint": st.endpoint,
+		"region": st.region, "path_style": true, "access_key_id": st.keyID, "secret_access_key": secretRef(t, st.secret)},
+		"vended_credentials": map[string]any{"role_arn": testRoleARN, "sts_endpoint": sts.URL}}
+	g := startObserved(t, map[string]any{"catalogs": []any{lake}}, map[string]string{"alice": "alice-token"})
+	createSignTable(t, g.base, "alice-token")
+
+	count := func(outcome string) float64 {
+		return sample(g.metrics(t), "lakegate_storage_vends_total", map[string]string{"catalog": "lake", "access": "write", "outcome": outcome})
+	}
+	vended0, reused0 := count("vended"), count("reused")
+	vend := map[string]string{"X-Iceberg-Access-Delegation": "vended-credentials"}
+	for range 2 { // the second reuses the first's keys
+		status, body := do(t, http.MethodGet, g.base+"/v1/lake/namespaces/sales/tables/t", "alice-token", "", vend)
+		require.Equal(t, http.StatusOK, status, "%s", body)
+	}
+	status, body := g.call(t, http.MethodGet, "/v1/lake/namespaces/sales/tables/t/credentials", "alice-token", "")
+	require.Equal(t, http.StatusOK, status, "%s", body)
+	assert.Equal(t, 1.0, count("vended")-vended0)
+	assert.Equal(t, 2.0, count("reused")-reused0)
+	assert.Len(t, sts.recorded(), 1)
+
+	var lines []map[string]any
+	require.Eventually(t, func() bool {
+		lines = lines[:0]
+		for _, line := range accessLines(t, g.accessLog) {
+			if lg, ok := line["lakegate"].(map[string]any); ok && lg["storage_access"] != nil {
+				lines = append(lines, lg)
+			}
+		}
+		return len(lines) == 3
+	}, 5*time.Second, 20*time.Millisecond)
+	for i, op := range []string{"loadTable", "loadTable", "loadCredentials"} {
+		assert.Equal(t, op, lines[i]["operation"])
+		assert.Equal(t, "alice", lines[i]["principal"])
+		assert.Equal(t, "lake", lines[i]["catalog"])
+		assert.Equal(t, "sales.t", lines[i]["table"])
+		assert.Equal(t, "write", lines[i]["storage_access"])
+	}
+	raw, err := os.ReadFile(g.accessLog)
+	require.NoError(t, err)
+	for _, leak := range []string{fakeVendedSecret, "ASIAFAKE", "token-1", st.secret} {
+		assert.NotContains(t, string(raw), leak)
+	}
 }
