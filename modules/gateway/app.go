@@ -123,7 +123,8 @@ type CatalogConfig struct {
 	// Storage is the catalog's object storage and the credentials only
 	// the gateway holds for it; with remote_signing, clients with no
 	// storage keys of their own have their S3 requests signed, file by
-	// file, as the policy allows (docs/storage.md). Default: none.
+	// file, as the policy allows; with vended_credentials, they get
+	// temporary keys scoped to the table (docs/storage.md). Default: none.
 	Storage *storage.Config `json:"storage,omitempty"`
 }
 
