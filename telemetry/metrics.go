@@ -86,7 +86,7 @@ var (
 	}, []string{"catalog", "access", "outcome"})
 	storageVends = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "lakegate", Name: "storage_vends_total",
-		Help: "Storage credentials vended, by catalog, access (read, write, none when denied) and outcome (vended, reused, denied, failed).",
+		Help: "Storage credentials vended, by catalog, access (read, write, none when denied) and outcome (vended, reused, denied, refused, failed).",
 	}, []string{"catalog", "access", "outcome"})
 )
 
@@ -119,7 +119,8 @@ func CountSign(catalog, access, outcome string) {
 // CountVend counts one vending of storage credentials: catalog is a
 // configured one, access "read", "write" or "none" (denied), outcome
 // "vended" (from STS), "reused" (vended earlier for the same principal,
-// table and access), "denied" (the policy) or "failed" (STS).
+// table and access), "denied" (the policy), "refused" (locations no
+// session policy can scope) or "failed" (STS).
 func CountVend(catalog, access, outcome string) {
 	storageVends.WithLabelValues(catalog, access, outcome).Inc()
 }

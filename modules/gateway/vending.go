@@ -66,7 +66,8 @@ const (
 // when vend, so a client listing both falls back to remote signing), or
 // "" for none.
 func delegation(r *http.Request, cat *catalogState, op string, vend bool) string {
-	if op != icerest.OpLoadTable && op != icerest.OpCreateTable {
+	// Most catalogs delegate nothing: decided before the header is read.
+	if (cat.signing == nil && cat.vending == nil) || (op != icerest.OpLoadTable && op != icerest.OpCreateTable) {
 		return ""
 	}
 	h := r.Header.Get("X-Iceberg-Access-Delegation")
@@ -113,6 +114,13 @@ func (cat *catalogState) vend(r *http.Request, p *identity.Principal, table stri
 	if c, ok := cat.vending.cache.Get(key); ok && time.Until(c.Expires) > vendMargin {
 		telemetry.CountVend(cat.cfg.Name, string(access), "reused")
 		return c, nil
+	}
+	// Locations no session policy can scope (a bucket's root, an IAM
+	// wildcard) are refused before STS is asked.
+	if _, err := storage.SessionPolicy(places, access); err != nil {
+		telemetry.CountVend(cat.cfg.Name, string(access), "refused")
+		return storage.Credentials{}, icerest.Errorf(http.StatusForbidden, icerest.Forbidden,
+			"no credentials can be scoped to %s: %v", table, err)
 	}
 	c, err := cat.vending.vendor.Vend(r.Context(), p.ID, places, access)
 	if err != nil {
@@ -264,6 +272,9 @@ func (h *IcebergHandler) serveLoadCredentials(w http.ResponseWriter, r *http.Req
 	rt := q.Route
 	telemetry.From(r.Context()).Table = tableName(rt.Namespace, rt.Table)
 	places, err := h.tablePlaces(r, p, cat, rt)
+	if err == nil {
+		err = requirePlaces(places)
+	}
 	if err != nil {
 		upstream.WriteError(w, r, err, icerest.OpLoadCredentials)
 		return
@@ -286,9 +297,14 @@ func placesOf(body []byte) ([]storage.Place, error) {
 	if err != nil {
 		return nil, err
 	}
+	return places, requirePlaces(places)
+}
+
+// requirePlaces refuses a table with no S3 location to scope keys to.
+func requirePlaces(places []storage.Place) error {
 	if len(places) == 0 {
-		return nil, icerest.Errorf(http.StatusForbidden, icerest.Forbidden,
+		return icerest.Errorf(http.StatusForbidden, icerest.Forbidden,
 			"the table has no location on S3 below a bucket's root to scope credentials to")
 	}
-	return places, nil
+	return nil
 }

@@ -287,6 +287,20 @@ func TestVendedCredentials(t *testing.T) {
 		assert.NotContains(t, string(body), st.secret)
 	})
 
+	t.Run("a location no session policy can scope", func(t *testing.T) {
+		status, body := do(t, http.MethodPost, base+"/v1/lake/namespaces/sales/tables", writer,
+			`{"name":"w","location":"s3://`+st.bucket+`/wh/sales.db/w*","schema":{"type":"struct","schema-id":0,"fields":[]}}`, nil)
+		require.Equal(t, http.StatusOK, status, "%s", body)
+		n := len(sts.recorded())
+		for _, path := range []string{"/v1/lake/namespaces/sales/tables/w", "/v1/lake/namespaces/sales/tables/w/credentials"} {
+			status, body = do(t, http.MethodGet, base+path, writer, "",
+				map[string]string{"X-Iceberg-Access-Delegation": "vended-credentials"})
+			assert.Equal(t, http.StatusForbidden, status, "%s", body)
+			assert.Contains(t, string(body), "wildcard")
+		}
+		assert.Len(t, sts.recorded(), n, "STS not asked")
+	})
+
 	t.Run("createTable", func(t *testing.T) {
 		status, body := do(t, http.MethodPost, base+"/v1/lake/namespaces/sales/tables", writer,
 			`{"name":"t3","schema":{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"a","type":"int","required":false}]}}`,
