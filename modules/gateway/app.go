@@ -83,6 +83,7 @@ type App struct {
 	// accessLog is Caddy's access logger (the http app's, named
 	// log.access), for the lines lakegate writes itself (accesslog.go).
 	accessLog *zap.Logger
+	ctx       caddy.Context
 }
 
 // CatalogConfig is one catalog the gateway serves: its client-visible
@@ -179,7 +180,7 @@ func (App) CaddyModule() caddy.ModuleInfo {
 
 // Provision opens every catalog's backend.
 func (a *App) Provision(ctx caddy.Context) error {
-	a.log = ctx.Logger()
+	a.log, a.ctx = ctx.Logger(), ctx
 	// The http app's logger, built as the http app builds its own: the
 	// same logs, filters and name.
 	a.accessLog = ctx.Logger(new(caddyhttp.App)).Named("log.access")
@@ -438,9 +439,13 @@ func (a *App) validateUnified() error {
 	return nil
 }
 
-// Start opens the embedded catalogs (Provision only checked them), so a
+// Start refuses addresses another process serves (exclusive.go), then
+// opens the embedded catalogs (Provision only checked them), so a
 // database that cannot be opened fails the load, not a later request.
 func (a *App) Start() error {
+	if err := a.checkAddresses(); err != nil {
+		return err
+	}
 	telemetry.StartHistory() // the status page's charts: sampled from the start
 	return a.openCatalogs()
 }
