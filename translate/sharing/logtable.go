@@ -249,7 +249,8 @@ func (rs *response) logCommit(ctx context.Context, v version, c ChangesRequest, 
 	if !c.asQuery && len(cf.CDC) > 0 {
 		return rs.logCdcLines(ctx, v, cf.CDC)
 	}
-	removes, adds := changedRemoves(cf.Removes), changedAdds(cf.Adds)
+	removes := changingData(cf.Removes, func(r deltalog.RemoveFile) bool { return r.DataChange })
+	adds := changingData(cf.Adds, func(a deltalog.AddFile) bool { return a.DataChange })
 	if !c.asQuery && len(removes) > 0 && len(adds) > 0 {
 		return badParam("version %d of table %q rewrote data files without writing change data files, so its row-level "+
 			"changes are not known (enable delta.enableChangeDataFeed on the table for later versions); "+
@@ -297,23 +298,13 @@ func (rs *response) logCdcLines(ctx context.Context, v version, files []deltalog
 	return nil
 }
 
-// changedRemoves and changedAdds are a commit's file actions that change
-// data: a compaction's (dataChange false) change no rows, as Delta's
-// change readers skip them.
-func changedRemoves(rs []deltalog.RemoveFile) []deltalog.RemoveFile {
-	var out []deltalog.RemoveFile
-	for _, r := range rs {
-		if r.DataChange {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-func changedAdds(as []deltalog.AddFile) []deltalog.AddFile {
-	var out []deltalog.AddFile
-	for _, a := range as {
-		if a.DataChange {
+// changingData keeps a commit's file actions that change data: a
+// compaction's (dataChange false) change no rows, as Delta's change
+// readers skip them.
+func changingData[T any](actions []T, dataChange func(T) bool) []T {
+	var out []T
+	for _, a := range actions {
+		if dataChange(a) {
 			out = append(out, a)
 		}
 	}
