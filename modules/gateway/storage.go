@@ -18,6 +18,7 @@ import (
 	"github.com/lakegate/lakegate/translate"
 	"github.com/lakegate/lakegate/upstream"
 	"github.com/lakegate/lakegate/upstream/icerest"
+	"github.com/lakegate/lakegate/upstream/locations"
 )
 
 // signing is a catalog's remote signer: the storage keys (in the
@@ -57,7 +58,19 @@ func checkStorage(cc CatalogConfig) error {
 	if cc.Unified != nil {
 		return errors.New("a unified catalog takes no storage: its members' own apply")
 	}
-	return cc.Storage.Check()
+	if err := cc.Storage.Check(); err != nil {
+		return err
+	}
+	// A remote backend's table locations are what the gateway signs and
+	// vends under: without roots to confine them to, a backend that
+	// answers another table's (or catalog's) location would get the
+	// gateway's keys used there. Refused here rather than signing nothing
+	// at run time, which would look like a working catalog.
+	if cc.Remote != nil && len(cc.AllowedLocations) == 0 {
+		return errors.New("storage on a remote catalog needs allowed_locations: the s3:// roots its tables lie under " +
+			"(nothing is signed or vended outside them, whatever locations the backend answers)")
+	}
+	return nil
 }
 
 // newSigning builds cc's signer (its secrets resolved), or nil when it
@@ -110,6 +123,12 @@ func (h *IcebergHandler) serveSign(w http.ResponseWriter, r *http.Request, q ice
 	rec.StorageAccess = string(t.Access)
 	d, err := h.signDecision(r, p, cat, rt, t.Access)
 	if err != nil {
+		if icerest.AsError(err).Code == http.StatusForbidden {
+			// The table's locations outside the catalog's (or the
+			// backend refusing p the table): nothing signed.
+			telemetry.CountSign(cat.cfg.Name, string(t.Access), "refused")
+			telemetry.From(r.Context()).Refused()
+		}
 		upstream.WriteError(w, r, err, icerest.OpSignRequest)
 		return
 	}
@@ -195,13 +214,19 @@ func (h *IcebergHandler) tablePlaces(r *http.Request, p *identity.Principal, cat
 		_ = json.Unmarshal(res.Body, &e)
 		return nil, icerest.Errorf(res.Status, e.Error.Type, "loading the table: %s", e.Error.Message)
 	}
-	return tableLocations(res.Body)
+	return tableLocations(res.Body, cat.locations)
 }
 
 // tableLocations reads a LoadTableResult's S3 locations: the table's
 // location, write.data.path and write.metadata.path (storage.TableLocations
-// leaves out what is not a place under a bucket).
-func tableLocations(body []byte) ([]storage.Place, error) {
+// leaves out what is not a place under a bucket). Each must lie inside
+// the catalog's locations (rule: an embedded catalog's warehouse and
+// allowed_locations, a remote's allowed_locations): the answer is the
+// backend's word, and a backend that names another catalog's table, or a
+// bucket it does not own, as this table's location must not get the
+// gateway's keys used there. One location outside refuses the table: the
+// answer cannot be trusted for the others either.
+func tableLocations(body []byte, rule *locations.Rule) ([]storage.Place, error) {
 	var doc struct {
 		Metadata struct {
 			Location   string            `json:"location"`
@@ -212,7 +237,15 @@ func tableLocations(body []byte) ([]storage.Place, error) {
 		return nil, icerest.Errorf(http.StatusBadGateway, icerest.InternalServerError, "the catalog's table is unreadable: %v", err)
 	}
 	m := doc.Metadata
-	return storage.TableLocations(m.Location, m.Properties["write.data.path"], m.Properties["write.metadata.path"]), nil
+	locs := []string{m.Location, m.Properties["write.data.path"], m.Properties["write.metadata.path"]}
+	for _, loc := range locs {
+		if loc != "" && !rule.Allows(loc) {
+			return nil, icerest.Errorf(http.StatusForbidden, icerest.Forbidden,
+				"the catalog answered the table's location %q, outside the catalog's warehouse and allowed_locations: "+
+					"nothing is signed or vended for the table", loc)
+		}
+	}
+	return storage.TableLocations(locs...), nil
 }
 
 // serveRemoteSigning runs next and adds to a table answer's config where

@@ -90,6 +90,7 @@ func storageGateway(t testing.TB, st s3Store) (string, *atomic.Int64) {
 	}))
 	t.Cleanup(counting.Close)
 	lake := remote("lake", counting.URL, nil)
+	lake["allowed_locations"] = []string{cfg.Warehouse}
 	lake["storage"] = map[string]any{
 		"s3": map[string]any{"endpoint": st.endpoint, "region": st.region, "path_style": true,
 			"access_key_id": st.keyID, "secret_access_key": secretRef(t, st.secret)},
@@ -301,9 +302,11 @@ func TestRemoteSigningRoundTripOnMoto(t *testing.T) {
 	assert.Error(t, err, "the object is gone")
 }
 
-// storageCatalog is a remote catalog r with storage s3 (remote signing on).
+// storageCatalog is a remote catalog r with storage s3 (remote signing
+// on), its tables allowed under s3://lake/wh.
 func storageCatalog(s3cfg map[string]any) map[string]any {
 	c := remote("r", "http://127.0.0.1:9", nil)
+	c["allowed_locations"] = []string{"s3://lake/wh"}
 	c["storage"] = map[string]any{"s3": s3cfg, "remote_signing": true}
 	return c
 }
@@ -366,6 +369,13 @@ func TestStorageConfigErrors(t *testing.T) {
 			c["storage"] = map[string]any{"remote_signing": true}
 			return c
 		}(), "storage: needs an s3 block"},
+		// A remote backend's locations are confined to allowed_locations:
+		// none configured is refused, not "sign anything".
+		"remote, no allowed_locations": {func() map[string]any {
+			c := storageCatalog(ok)
+			delete(c, "allowed_locations")
+			return c
+		}(), "storage on a remote catalog needs allowed_locations"},
 		"decision ttl": {func() map[string]any {
 			c := storageCatalog(ok)
 			c["storage"].(map[string]any)["decision_ttl"] = "1h"
@@ -399,6 +409,7 @@ func TestSignRequestAudit(t *testing.T) {
 		"s3.access-key-id": st.keyID, "s3.secret-access-key": st.secret, "s3.path-style-access": "true"}
 	backend := embeddedtest.Serve(t, cfg)
 	lake := remote("lake", backend.URL, nil)
+	lake["allowed_locations"] = []string{cfg.Warehouse}
 	lake["storage"] = map[string]any{"remote_signing": true, "s3": map[string]any{"endpoint": st.endpoint,
 		"region": st.region, "path_style": true, "access_key_id": st.keyID, "secret_access_key": secretRef(t, st.secret)}}
 	g := startObserved(t, map[string]any{"catalogs": []any{lake}}, map[string]string{"alice": "alice-token"})

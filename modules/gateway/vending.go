@@ -15,6 +15,7 @@ import (
 	"github.com/lakegate/lakegate/telemetry"
 	"github.com/lakegate/lakegate/upstream"
 	"github.com/lakegate/lakegate/upstream/icerest"
+	"github.com/lakegate/lakegate/upstream/locations"
 )
 
 // vending is a catalog's credential vendor (storage.vended_credentials)
@@ -206,7 +207,7 @@ func (h *IcebergHandler) serveVendedTable(w http.ResponseWriter, r *http.Request
 		rec.WriteTo(w)
 		return
 	}
-	places, err := placesOf(rec.Bytes())
+	places, err := placesOf(rec.Bytes(), cat.locations)
 	if err == nil {
 		var out []byte
 		if out, err = h.vendInto(r, p, cat, rt, places, rec.Bytes()); err == nil {
@@ -291,9 +292,9 @@ func (h *IcebergHandler) serveLoadCredentials(w http.ResponseWriter, r *http.Req
 }
 
 // placesOf reads a LoadTableResult's S3 locations: the table's location,
-// write.data.path and write.metadata.path.
-func placesOf(body []byte) ([]storage.Place, error) {
-	places, err := tableLocations(body)
+// write.data.path and write.metadata.path, confined to rule.
+func placesOf(body []byte, rule *locations.Rule) ([]storage.Place, error) {
+	places, err := tableLocations(body, rule)
 	if err != nil {
 		return nil, err
 	}

@@ -124,6 +124,7 @@ func vendGateway(t *testing.T, st s3Store, sts, roleARN string, roles bool) stri
 		"s3.access-key-id": st.keyID, "s3.secret-access-key": st.secret, "s3.path-style-access": "true"}
 	backend := embeddedtest.Serve(t, cfg)
 	lake := remote("lake", backend.URL, nil)
+	lake["allowed_locations"] = []string{cfg.Warehouse}
 	lake["storage"] = map[string]any{
 		"s3": map[string]any{"endpoint": st.endpoint, "region": st.region, "path_style": true,
 			"access_key_id": st.keyID, "secret_access_key": secretRef(t, st.secret)},
@@ -520,6 +521,7 @@ func TestVendedCredentialsAudit(t *testing.T) {
 		"s3.access-key-id": st.keyID, "s3.secret-access-key": st.secret, "s3.path-style-access": "true"}
 	backend := embeddedtest.Serve(t, cfg)
 	lake := remote("lake", backend.URL, nil)
+	lake["allowed_locations"] = []string{cfg.Warehouse}
 	lake["storage"] = map[string]any{"s3": map[string]any{"endpoint": st.endpoint,
 		"region": st.region, "path_style": true, "access_key_id": st.keyID, "secret_access_key": secretRef(t, st.secret)},
 		"vended_credentials": map[string]any{"role_arn": testRoleARN, "sts_endpoint": sts.URL}}
