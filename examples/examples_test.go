@@ -79,6 +79,15 @@ var examples = map[string]map[string]exampleCase{
 			catalogs:       []wantCatalog{{name: "lake", embeddedDSN: dataDSN("", "storage")}},
 		},
 	},
+	"storage-remote": {
+		"defaults": {
+			env: map[string]string{"UPSTREAM_URL": "http://127.0.0.1:8282", "LAKEGATE_WAREHOUSE": "s3://lake/ref",
+				"LAKEGATE_S3_ENDPOINT": "http://127.0.0.1:9000", "LAKEGATE_ROLE_ARN": "arn:aws:iam::123456789012:role/lakegate"},
+			defaultCatalog: "lake",
+			adminListen:    "localhost:2019",
+			catalogs:       []wantCatalog{{name: "lake", remoteURL: "http://127.0.0.1:8282", auth: "none"}},
+		},
+	},
 	"sharing": {
 		"defaults": {
 			defaultCatalog: "local",

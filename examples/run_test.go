@@ -228,6 +228,8 @@ var requiredVars = map[string][]string{
 	"gravitino":  nil,
 	"sharing":    nil,
 	"storage":    {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "LAKEGATE_S3_ENDPOINT", "LAKEGATE_WAREHOUSE"},
+	"storage-remote": {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "LAKEGATE_ROLE_ARN", "LAKEGATE_S3_ENDPOINT",
+		"LAKEGATE_WAREHOUSE", "UPSTREAM_URL"},
 }
 
 var requiredRef = regexp.MustCompile(`\{(?:\$([A-Za-z0-9_]+)\}|env\.([A-Za-z0-9_]+)\})`)

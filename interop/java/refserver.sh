@@ -10,6 +10,10 @@
 #                          REFSERVER_WAREHOUSE_SCHEME=file: gives the warehouse
 #                          as a file: URI (clients whose file systems need a
 #                          scheme in every location: Trino)
+#                          REFSERVER_WAREHOUSE=s3://bucket/prefix puts it
+#                          elsewhere (with the CATALOG_* of its FileIO, e.g.
+#                          CATALOG_IO__IMPL=org.apache.iceberg.aws.s3.S3FileIO,
+#                          in the environment: interop/storage/run.sh)
 #
 # The fixture reads its catalog properties from CATALOG_* environment
 # variables (CATALOG_FOO__BAR_BAZ -> foo-bar.baz, RCKUtils.environmentCatalogConfig):
@@ -41,7 +45,7 @@ start_refserver() {
 	rm -rf "$dir"
 	mkdir -p "$dir/warehouse"
 	# exec: the recorded pid is the JVM itself, so interop_cleanup stops it.
-	(exec env CATALOG_URI="jdbc:sqlite:$dir/catalog.db" CATALOG_WAREHOUSE="${REFSERVER_WAREHOUSE_SCHEME:-}$dir/warehouse" \
+	(exec env CATALOG_URI="jdbc:sqlite:$dir/catalog.db" CATALOG_WAREHOUSE="${REFSERVER_WAREHOUSE:-${REFSERVER_WAREHOUSE_SCHEME:-}$dir/warehouse}" \
 		CATALOG_REST_PORT="$PORT_REF" \
 		java -Xmx512m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
 		-cp "$REFSERVER_CLASSPATH" org.apache.iceberg.rest.RESTCatalogServer \

@@ -8,6 +8,14 @@
 #   base+32  lakegate on examples/storage/Caddyfile (admin base+129), the
 #            warehouse s3://storage-<random>/warehouse on moto, moto's key
 #            in the gateway's environment only
+# and for the remote-* suites (a remote catalog):
+#   base+33  Iceberg's reference REST server (../java/refserver.sh), its
+#            warehouse s3://<same bucket>/ref on moto through S3FileIO with
+#            an IAM key of its own, which it hands out in every table
+#            answer (include-credentials); it signs and vends nothing
+#   base+34  lakegate on examples/storage-remote/Caddyfile (admin base+130)
+#            in front of it: the gateway's key, remote signing, and vended
+#            credentials from moto's STS (an IAM role made here)
 # and runs, one after the other:
 #   test_remote_signing.py  PyIceberg 0.12.0 (client-requirements.txt, fsspec
 #                           FileIO, its REST signer)
@@ -15,10 +23,16 @@
 #                           virtualenv) with Iceberg's Spark runtime and
 #                           iceberg-aws-bundle (interop/python/pom.xml's jars),
 #                           S3FileIO, Iceberg Java's REST signer
+#   test_remote_catalog.py  (remote-pyiceberg) test_remote_signing.py's tests
+#                           through the remote catalog, the backend's secret
+#                           never passed on, the writer's vended credentials
+#   test_spark.py           (remote-spark) the same through the remote catalog
 # Prints one line per suite:
 #   storage/pyiceberg: N passed, N failed, N skipped
 #   storage/spark: N passed, N failed, N skipped
-# STORAGE_SUITES="pyiceberg" runs only that suite (default: both).
+#   storage/remote-pyiceberg: N passed, N failed, N skipped
+#   storage/remote-spark: N passed, N failed, N skipped
+# STORAGE_SUITES="pyiceberg" runs only that suite (default: all four).
 # Logs: $INTEROP_WORK/storage.log (lakegate), $INTEROP_WORK/storage/ (moto,
 # pytest output, JUnit XML).
 set -uo pipefail
@@ -28,10 +42,25 @@ RUN=$INTEROP_WORK/storage
 mkdir -p "$RUN"
 trap '"$HERE/moto.sh" stop; interop_cleanup' EXIT
 
-SUITES=${STORAGE_SUITES:-pyiceberg spark}
+SUITES=${STORAGE_SUITES:-pyiceberg spark remote-pyiceberg remote-spark}
 for suite in $SUITES; do
-	case $suite in pyiceberg | spark) ;; *) echo "unknown suite: $suite (pyiceberg, spark)" >&2; exit 2 ;; esac
+	case $suite in
+	pyiceberg | spark | remote-pyiceberg | remote-spark) ;;
+	*) echo "unknown suite: $suite (pyiceberg, spark, remote-pyiceberg, remote-spark)" >&2; exit 2 ;;
+	esac
 done
+# wants PATTERN...: whether a suite to run matches one of the (glob)
+# patterns.
+wants() {
+	local suite pat
+	for suite in $SUITES; do
+		for pat in "$@"; do
+			# shellcheck disable=SC2254
+			case $suite in $pat) return 0 ;; esac
+		done
+	done
+	return 1
+}
 # not_run REASON: the summary line of every suite, when none can run.
 not_run() {
 	local suite
@@ -41,9 +70,13 @@ not_run() {
 
 PORT_LG=$(port 32)
 ADMIN_LG=$(port 129)
+PORT_REF=$(port 33) # refserver.sh's start_refserver listens there
+PORT_REMOTE=$(port 34)
+ADMIN_REMOTE=$(port 130)
 build_lakegate || exit 1
 PY=$(interop_venv storage-client "$HERE/client-requirements.txt") || exit 1
-for p in "$PORT_LG:lakegate" "$ADMIN_LG:lakegate admin"; do
+for p in "$PORT_LG:lakegate" "$ADMIN_LG:lakegate admin" "$PORT_REF:reference server" \
+	"$PORT_REMOTE:lakegate (remote)" "$ADMIN_REMOTE:lakegate (remote) admin"; do
 	port_free "${p%%:*}" "${p#*:}" || not_run "port ${p%%:*} in use"
 done
 
@@ -59,10 +92,60 @@ sha_empty=e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855
 curl -fsS -o /dev/null -X PUT --aws-sigv4 "aws:amz:us-east-1:s3" --user "$key_id:$secret" \
 	-H "x-amz-content-sha256: $sha_empty" "$endpoint/$bucket" || not_run "could not create the bucket on moto"
 
-start_lakegate storage examples/storage/Caddyfile "$PORT_LG" "$ADMIN_LG" \
-	LAKEGATE_S3_ENDPOINT="$endpoint" LAKEGATE_WAREHOUSE="s3://$bucket/warehouse" AWS_REGION=us-east-1 \
-	AWS_ACCESS_KEY_ID="$key_id" AWS_SECRET_ACCESS_KEY="$secret" ||
-	not_run "lakegate did not start (see $INTEROP_WORK/storage.log)"
+if wants pyiceberg spark; then
+	start_lakegate storage examples/storage/Caddyfile "$PORT_LG" "$ADMIN_LG" \
+		LAKEGATE_S3_ENDPOINT="$endpoint" LAKEGATE_WAREHOUSE="s3://$bucket/warehouse" AWS_REGION=us-east-1 \
+		AWS_ACCESS_KEY_ID="$key_id" AWS_SECRET_ACCESS_KEY="$secret" ||
+		not_run "lakegate did not start (see $INTEROP_WORK/storage.log)"
+fi
+
+# moto_iam ACTION [NAME=VALUE ...]: one IAM call to moto, signed with
+# moto's key; prints moto's XML answer.
+moto_iam() {
+	local action=$1 kv
+	shift
+	local args=(-fsS -X POST --aws-sigv4 "aws:amz:us-east-1:iam" --user "$key_id:$secret"
+		--data-urlencode "Action=$action" --data-urlencode "Version=2010-05-08")
+	for kv in "$@"; do args+=(--data-urlencode "$kv"); done
+	curl "${args[@]}" "$endpoint/"
+}
+# xml_field NAME: the first <NAME>...</NAME> of stdin.
+xml_field() { tr -d '\n' | sed -n "s:.*<$1>\([^<]*\)</$1>.*:\1:p"; }
+
+# start_remote: the reference server on moto with its own IAM key, an IAM
+# role for the gateway to vend from, and lakegate (examples/storage-remote)
+# in front of it. Sets REF_SECRET (the backend's secret, which the tests
+# check never reaches a client).
+start_remote() {
+	local all='{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"*","Resource":"*"}]}'
+	local trust='{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"AWS":"*"},"Action":"sts:AssumeRole"}]}'
+	local user=refserver-$RANDOM key ref_key role_arn
+	. "$INTEROP_ROOT/java/refserver.sh"
+	refserver_classpath || return 1
+	moto_iam CreateUser "UserName=$user" >/dev/null &&
+		moto_iam PutUserPolicy "UserName=$user" PolicyName=all "PolicyDocument=$all" >/dev/null &&
+		key=$(moto_iam CreateAccessKey "UserName=$user") || return 1
+	ref_key=$(xml_field AccessKeyId <<<"$key")
+	REF_SECRET=$(xml_field SecretAccessKey <<<"$key")
+	role_arn=$(moto_iam CreateRole "RoleName=lakegate-vend-$RANDOM" "AssumeRolePolicyDocument=$trust" | xml_field Arn) &&
+		moto_iam PutRolePolicy "RoleName=${role_arn##*/}" PolicyName=s3 "PolicyDocument=$all" >/dev/null || return 1
+	[ -n "$ref_key" ] && [ -n "$REF_SECRET" ] && [ -n "$role_arn" ] || return 1
+	# CATALOG_* are the server's catalog properties (refserver.sh):
+	# io-impl, s3.*, client.region, include-credentials.
+	CATALOG_IO__IMPL=org.apache.iceberg.aws.s3.S3FileIO CATALOG_S3_ENDPOINT="$endpoint" \
+		CATALOG_S3_PATH__STYLE__ACCESS=true CATALOG_CLIENT_REGION=us-east-1 AWS_REGION=us-east-1 \
+		CATALOG_S3_ACCESS__KEY__ID="$ref_key" CATALOG_S3_SECRET__ACCESS__KEY="$REF_SECRET" \
+		CATALOG_INCLUDE__CREDENTIALS=true REFSERVER_WAREHOUSE="s3://$bucket/ref" \
+		start_refserver storage-ref || return 1
+	start_lakegate storage-remote examples/storage-remote/Caddyfile "$PORT_REMOTE" "$ADMIN_REMOTE" \
+		UPSTREAM_URL="http://127.0.0.1:$PORT_REF" LAKEGATE_WAREHOUSE="s3://$bucket/ref" \
+		LAKEGATE_S3_ENDPOINT="$endpoint" LAKEGATE_ROLE_ARN="$role_arn" AWS_REGION=us-east-1 \
+		AWS_ACCESS_KEY_ID="$key_id" AWS_SECRET_ACCESS_KEY="$secret"
+}
+remote_up=
+if wants 'remote-*'; then
+	start_remote && remote_up=1
+fi
 
 # run_suite SUITE TESTFILE PYTHON [VAR=VALUE ...]: one pytest file, its
 # summary in $RUN/summary-SUITE.txt. The client's environment has no AWS_*
@@ -87,17 +170,32 @@ for suite in $SUITES; do
 	rm -f "$RUN/summary-$suite.txt"
 	case $suite in
 	pyiceberg) run_suite pyiceberg test_remote_signing.py "$PY" || rc=1 ;;
-	spark)
+	remote-*)
+		if [ -z "$remote_up" ]; then
+			echo "storage/$suite: not run: the reference server or its lakegate did not start (see $INTEROP_WORK/java/storage-ref/server.log, $INTEROP_WORK/storage-remote.log)" >"$RUN/summary-$suite.txt"
+			rc=1
+			continue
+		fi
+		;;&
+	remote-pyiceberg)
+		run_suite remote-pyiceberg test_remote_catalog.py "$PY" STORAGE_URI="http://127.0.0.1:$PORT_REMOTE" \
+			STORAGE_PREFIX=ref STORAGE_VENDING=1 STORAGE_BACKEND="http://127.0.0.1:$PORT_REF" STORAGE_BACKEND_SECRET="$REF_SECRET" || rc=1
+		;;
+	spark | remote-spark)
 		# The Python suites' virtualenv (pyspark) and Spark jars, shared with
 		# interop/python through the cache; PyIceberg's side of the
 		# cross-engine tests runs in $PY (pyiceberg_peer.py).
 		if ! spark_py=$(interop_venv) || ! jars=$(mvn_jars "$INTEROP_ROOT/python/pom.xml"); then
-			echo "storage/spark: not run: the virtualenv or the Spark jars could not be made" >"$RUN/summary-spark.txt"
+			echo "storage/$suite: not run: the virtualenv or the Spark jars could not be made" >"$RUN/summary-$suite.txt"
 			rc=1
 			continue
 		fi
-		run_suite spark test_spark.py "$spark_py" SPARK_JARS="$(ls "$jars"/*.jar | paste -sd, -)" \
-			STORAGE_CLIENT_PY="$PY" STORAGE_LOG="$INTEROP_WORK/storage.log" INTEROP_WORK="$INTEROP_WORK" || rc=1
+		gw=(STORAGE_LOG="$INTEROP_WORK/storage.log")
+		if [ "$suite" = remote-spark ]; then
+			gw=(STORAGE_URI="http://127.0.0.1:$PORT_REMOTE" STORAGE_LOG="$INTEROP_WORK/storage-remote.log")
+		fi
+		run_suite "$suite" test_spark.py "$spark_py" SPARK_JARS="$(ls "$jars"/*.jar | paste -sd, -)" \
+			STORAGE_CLIENT_PY="$PY" "${gw[@]}" INTEROP_WORK="$INTEROP_WORK" || rc=1
 		;;
 	esac
 done
