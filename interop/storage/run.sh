@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # PyIceberg and Spark with no S3 keys of their own through lakegate's remote
 # signing (docs/storage.md), on moto with every SigV4 signature checked:
 #
