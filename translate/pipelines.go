@@ -30,6 +30,13 @@ type Pipelines interface {
 	// Locations is where the catalog's files may be read from; nil when
 	// lakegate does not confine it.
 	Locations(catalog string) *locations.Rule
+	// StorageProperties are the FileIO properties of the storage keys
+	// the gateway holds for the catalog (its storage block: endpoint,
+	// region, keys), for a translator's own reads of a table's files
+	// (a Delta log, the files a sync commits), which the catalog's
+	// answers then carry no keys for; nil when it holds none. Never
+	// answered to a client: its keys are vended per table or not at all.
+	StorageProperties(catalog string) map[string]string
 }
 
 // BaseURL is the URL iceberg-go's client addresses a pipeline transport
@@ -56,6 +63,11 @@ var ErrNoCatalog = fmt.Errorf("no such catalog")
 
 // Locations is catalog name's location rule (see Pipelines).
 func (c *Catalogs) Locations(name string) *locations.Rule { return c.pipelines.Locations(name) }
+
+// StorageProperties is catalog name's storage keys (see Pipelines).
+func (c *Catalogs) StorageProperties(name string) map[string]string {
+	return c.pipelines.StorageProperties(name)
+}
 
 // Open returns the iceberg-go REST client of catalog name.
 func (c *Catalogs) Open(ctx context.Context, name string) (*rest.Catalog, error) {

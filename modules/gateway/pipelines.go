@@ -128,6 +128,17 @@ func (a *App) Locations(name string) *locations.Rule {
 	return nil
 }
 
+// StorageProperties are catalog name's storage keys as FileIO properties
+// (translate.Pipelines), the same an embedded catalog on them uses
+// (withStorageProperties); nil without a storage block.
+func (a *App) StorageProperties(name string) map[string]string {
+	cat, ok := a.catalog(name)
+	if !ok || cat.cfg.Storage == nil {
+		return nil
+	}
+	return withStorageProperties(nil, cat.cfg.Storage)
+}
+
 // pipelineTransport runs an Iceberg REST request through one catalog's
 // pipeline in process, as the Iceberg front door would, and hands back the
 // captured answer.

@@ -184,7 +184,7 @@ func (h *IcebergHandler) signDecision(r *http.Request, p *identity.Principal, ca
 		cache.Add(key, d)
 		return d, nil
 	}
-	places, err := h.tablePlaces(r, p, cat, rt)
+	places, err := h.app.tablePlaces(r, p, cat, rt)
 	if err != nil {
 		return signDecision{}, err
 	}
@@ -197,9 +197,9 @@ func (h *IcebergHandler) signDecision(r *http.Request, p *identity.Principal, ca
 // passthrough backend checks p's own credentials), and reads its S3
 // locations: the table's location, write.data.path and
 // write.metadata.path.
-func (h *IcebergHandler) tablePlaces(r *http.Request, p *identity.Principal, cat *catalogState, rt icerest.Route) ([]storage.Place, error) {
+func (a *App) tablePlaces(r *http.Request, p *identity.Principal, cat *catalogState, rt icerest.Route) ([]storage.Place, error) {
 	ctx := caller.With(r.Context(), caller.Caller{Principal: p.ID, Authorization: r.Header.Get("Authorization")})
-	res, err := h.app.Serve(ctx, cat.cfg.Name, translate.Call{
+	res, err := a.Serve(ctx, cat.cfg.Name, translate.Call{
 		Route: icerest.Route{Operation: icerest.OpLoadTable, Namespace: rt.Namespace, Table: rt.Table}})
 	if err != nil {
 		return nil, err

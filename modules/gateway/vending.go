@@ -272,7 +272,7 @@ func (h *IcebergHandler) vendFor(r *http.Request, p *identity.Principal, cat *ca
 func (h *IcebergHandler) serveLoadCredentials(w http.ResponseWriter, r *http.Request, q icerest.Request, p *identity.Principal, cat *catalogState) {
 	rt := q.Route
 	telemetry.From(r.Context()).Table = tableName(rt.Namespace, rt.Table)
-	places, err := h.tablePlaces(r, p, cat, rt)
+	places, err := h.app.tablePlaces(r, p, cat, rt)
 	if err == nil {
 		err = requirePlaces(places)
 	}

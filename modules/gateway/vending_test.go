@@ -172,14 +172,20 @@ func loadVended(t *testing.T, base, tok string) (int, vendedAnswer, []byte) {
 // wantSessionPolicy is the exact session policy for lakegate.sales.t in
 // bucket, read-only or read-write.
 func wantSessionPolicy(bucket string, write bool) map[string]any {
+	return sessionPolicyFor(bucket, tableKey, write)
+}
+
+// sessionPolicyFor is the exact session policy for the table at prefix
+// in bucket, read-only or read-write.
+func sessionPolicyFor(bucket, prefix string, write bool) map[string]any {
 	actions := []any{"s3:GetObject"}
 	if write {
 		actions = append(actions, "s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload")
 	}
 	return map[string]any{"Version": "2012-10-17", "Statement": []any{
-		map[string]any{"Effect": "Allow", "Action": actions, "Resource": []any{"arn:aws:s3:::" + bucket + "/" + tableKey + "/*"}},
+		map[string]any{"Effect": "Allow", "Action": actions, "Resource": []any{"arn:aws:s3:::" + bucket + "/" + prefix + "/*"}},
 		map[string]any{"Effect": "Allow", "Action": []any{"s3:ListBucket"}, "Resource": []any{"arn:aws:s3:::" + bucket},
-			"Condition": map[string]any{"StringLike": map[string]any{"s3:prefix": []any{tableKey + "/*"}}}},
+			"Condition": map[string]any{"StringLike": map[string]any{"s3:prefix": []any{prefix + "/*"}}}},
 	}}
 }
 

@@ -122,7 +122,9 @@ func (s *Service) readDataCommit(ctx context.Context, ref Ref, l *loaded, u *Upd
 }
 
 // tableIO opens the table's files with what its LoadTable answer carries
-// (config and vended credentials), confined to the catalog's locations.
+// (config and vended credentials), or, for a catalog whose storage keys
+// the gateway holds (whose answers carry none), with those keys; confined
+// to the catalog's locations either way.
 func (s *Service) tableIO(ref Ref, l *loaded) (func(context.Context) (iceio.IO, error), error) {
 	props := map[string]string{}
 	for k, v := range l.Config {
@@ -135,6 +137,9 @@ func (s *Service) tableIO(ref Ref, l *loaded) (func(context.Context) (iceio.IO, 
 				props[k] = v
 			}
 		}
+	}
+	for k, v := range s.catalogs.StorageProperties(ref.Catalog) {
+		props[k] = v
 	}
 	fsF := iceio.LoadFSFunc(props, l.MetadataLocation)
 	if rule := s.catalogs.Locations(ref.Catalog); rule != nil {

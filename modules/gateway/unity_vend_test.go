@@ -1,0 +1,158 @@
+package gateway_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// ucVendGateway serves UC's API (lakegate_delta) and the Iceberg door in
+// front of catalog lake, embedded in the gateway, its warehouse
+// s3://<bucket>/wh on st, whose storage block vends credentials from sts
+// as roleARN; clients reader, writer and nobody under vendPolicy.
+func ucVendGateway(t *testing.T, st s3Store, sts, roleARN string) string {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "vend.rego"), []byte(vendPolicy), 0o600))
+	addr := freeAddr(t)
+	return serveOn(t, addr, caddyJSONHandlers(t, addr, map[string]any{
+		"catalogs": []any{map[string]any{
+			"name":     "lake",
+			"embedded": map[string]any{"dsn": filepath.Join(t.TempDir(), "catalog.db"), "warehouse": "s3://" + st.bucket + "/wh"},
+			"storage": map[string]any{
+				"s3": map[string]any{"endpoint": st.endpoint, "region": st.region, "path_style": true,
+					"access_key_id": st.keyID, "secret_access_key": secretRef(t, st.secret)},
+				"vended_credentials": map[string]any{"role_arn": roleARN, "sts_endpoint": sts, "duration": "15m"},
+			},
+		}},
+		"identity": map[string]any{"required": true, "issuer": map[string]any{"clients": []any{
+			map[string]any{"id": "reader", "secret_bcrypt": bcryptHash(t, "reader-secret"), "groups": []string{"reader"}},
+			map[string]any{"id": "writer", "secret_bcrypt": bcryptHash(t, "writer-secret"), "groups": []string{"writer"}},
+			map[string]any{"id": "nobody", "secret_bcrypt": bcryptHash(t, "nobody-secret"), "groups": []string{"none"}},
+		}}},
+		"policy": map[string]any{"dir": dir, "package": "lakegate.vendtest"},
+	}, map[string]any{"handler": "lakegate_delta"}, map[string]any{"handler": "lakegate_iceberg"}))
+}
+
+// putDeltaLog writes version 0 of a Delta log at key (a table's folder in
+// st's bucket) with the store's own keys, as the data platform's writer
+// (an engine with keys of its own) does before registering the table.
+func putDeltaLog(t *testing.T, st s3Store, key string) string {
+	t.Helper()
+	commit := `{"commitInfo":{"timestamp":1700000000000,"operation":"WRITE"}}` + "\n" + protocolLine + "\n" + metaLine(idRegion) + "\n"
+	logKey := key + "/_delta_log/00000000000000000000.json"
+	_, err := st.client().PutObject(context.Background(), &s3.PutObjectInput{Bucket: aws.String(st.bucket),
+		Key: aws.String(logKey), Body: strings.NewReader(commit)})
+	require.NoError(t, err)
+	return logKey
+}
+
+// ucTempCreds is UC's TemporaryCredentials as the tests read it.
+type ucTempCreds struct {
+	AWS *struct {
+		AccessKeyID     string `json:"access_key_id"`
+		SecretAccessKey string `json:"secret_access_key"`
+		SessionToken    string `json:"session_token"`
+	} `json:"aws_temp_credentials"`
+	ExpirationTime int64  `json:"expiration_time"`
+	URL            string `json:"url"`
+}
+
+func ucVended(t *testing.T, base, token, tableID, op string) (int, ucTempCreds, map[string]any) {
+	t.Helper()
+	code, out := tableCreds(t, base, token, map[string]any{"table_id": tableID, "operation": op})
+	raw, err := json.Marshal(out)
+	require.NoError(t, err)
+	var c ucTempCreds
+	require.NoError(t, json.Unmarshal(raw, &c), "%s", raw)
+	return code, c, out
+}
+
+// s3With is an S3 client on st holding c's keys.
+func s3With(st s3Store, c ucTempCreds) *s3.Client {
+	return s3.New(s3.Options{Region: st.region, BaseEndpoint: aws.String(st.endpoint), UsePathStyle: true,
+		Credentials: credentials.NewStaticCredentialsProvider(c.AWS.AccessKeyID, c.AWS.SecretAccessKey, c.AWS.SessionToken)})
+}
+
+// UC's temporary table credentials for an EXTERNAL Delta table on S3 in
+// a catalog that vends (storage vended_credentials): STS keys, the same
+// vending as the Iceberg door's, scoped by the session policy to exactly
+// the table's folder, read-only for READ and read-write for READ_WRITE,
+// which a reader is refused in UC's error model. Through moto (STS and
+// S3, every signature checked): the vended keys read the table's log, and
+// the writer's write inside the table.
+func TestUnityTemporaryTableCredentialsVendedOnMoto(t *testing.T) {
+	st := motoStore(t)
+	role := motoRole(t, st)
+	sts := newSTSRecorder(t, st.endpoint)
+	base := ucVendGateway(t, st, sts.URL, role)
+	writer := issuedToken(t, base, "writer", "writer-secret")
+	reader := issuedToken(t, base, "reader", "reader-secret")
+	nobody := issuedToken(t, base, "nobody", "nobody-secret")
+
+	code, out := ucCall(t, http.MethodPost, base+unityAPI+"/schemas", writer, map[string]any{"name": "sales", "catalog_name": "lake"})
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	const key = "wh/ext/orders"
+	logKey := putDeltaLog(t, st, key)
+	loc := "s3://" + st.bucket + "/" + key
+	// Registered as engines register an EXTERNAL table: no columns, the
+	// log holds them (read by the gateway with its storage keys).
+	code, info := ucCall(t, http.MethodPost, base+unityAPI+"/tables", writer, map[string]any{
+		"name": "orders", "catalog_name": "lake", "schema_name": "sales", "table_type": "EXTERNAL",
+		"data_source_format": "DELTA", "storage_location": loc})
+	require.Equal(t, http.StatusOK, code, "%v", info)
+	code, info = ucCall(t, http.MethodGet, base+unityAPI+"/tables/lake.sales.orders", reader, nil)
+	require.Equal(t, http.StatusOK, code, "%v", info)
+	cols, _ := info["columns"].([]any)
+	require.Len(t, cols, 2, "the log's columns: %v", info)
+	id := info["table_id"].(string)
+
+	ctx := context.Background()
+	code, rc, out := ucVended(t, base, reader, id, "READ")
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	require.NotNil(t, rc.AWS, "aws_temp_credentials: %v", out)
+	assert.Equal(t, loc, rc.URL)
+	assert.NotEqual(t, st.keyID, rc.AWS.AccessKeyID, "temporary keys, not the gateway's")
+	assert.NotEmpty(t, rc.AWS.SessionToken)
+	raw, _ := json.Marshal(out)
+	assert.NotContains(t, string(raw), st.secret)
+	assert.Greater(t, rc.ExpirationTime, time.Now().Add(10*time.Minute).UnixMilli(), "the STS keys' own expiry")
+	got, err := s3With(st, rc).GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(st.bucket), Key: aws.String(logKey)})
+	require.NoError(t, err, "the reader's vended keys read the table's log")
+	b, _ := io.ReadAll(got.Body)
+	got.Body.Close()
+	assert.Contains(t, string(b), `"protocol"`)
+
+	// A reader asking to write is refused, in UC's model; nobody reads.
+	code, _, out = ucVended(t, base, reader, id, "READ_WRITE")
+	ucError(t, code, out, http.StatusForbidden, "PERMISSION_DENIED")
+	code, _, out = ucVended(t, base, nobody, id, "READ")
+	require.NotEqual(t, http.StatusOK, code, "%v", out)
+
+	code, wc, out := ucVended(t, base, writer, id, "READ_WRITE")
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	require.NotNil(t, wc.AWS, "aws_temp_credentials: %v", out)
+	_, err = s3With(st, wc).PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(st.bucket),
+		Key: aws.String(key + "/part-00000.parquet"), Body: bytes.NewReader([]byte("data"))})
+	require.NoError(t, err, "the writer's vended keys write inside the table")
+
+	calls := sts.recorded()
+	require.Len(t, calls, 2, "one AssumeRole per principal and access")
+	assert.Equal(t, role, calls[0].Get("RoleArn"))
+	assert.Equal(t, "lakegate-reader", calls[0].Get("RoleSessionName"))
+	assert.Equal(t, sessionPolicyFor(st.bucket, key, false), sessionPolicyOf(t, calls[0]))
+	assert.Equal(t, "lakegate-writer", calls[1].Get("RoleSessionName"))
+	assert.Equal(t, sessionPolicyFor(st.bucket, key, true), sessionPolicyOf(t, calls[1]))
+}
