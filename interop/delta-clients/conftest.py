@@ -11,6 +11,11 @@ they are; without these variables every test skips with the reason:
   DC_REPLICAS   (test_freshness.py) the two replicas' URIs, comma-separated,
   DC_REPLICA_WAREHOUSE  their shared warehouse folder, and
   DC_SHARE_TOKEN        the recipient's bearer token for raw Sharing calls
+  DC_S3_ENDPOINT, DC_S3_BUCKET  (test_s3.py) moto's S3, and the bucket of
+                catalog `s3`, whose warehouse is s3://<bucket>/warehouse
+  DC_S3_KEY_ID, DC_S3_SECRET  the data platform's writer keys on that
+                store: delta-rs writes the S3 tables with them, as a
+                producer with keys of its own does; readers get none
 
 The truth is the Delta log: `lake` writes the tables with delta-rs
 (deltalake), registers them through lakegate, and keeps each version's rows
@@ -37,6 +42,12 @@ URI = os.environ.get("DC_URI", "")
 WAREHOUSE = os.environ.get("DC_WAREHOUSE", "")
 PROFILE = os.environ.get("DC_PROFILE", "")
 CATALOG, NS, SHARE = "local", "dl", "clients"
+S3_CATALOG = "s3"
+S3_ENDPOINT = os.environ.get("DC_S3_ENDPOINT", "")
+S3_BUCKET = os.environ.get("DC_S3_BUCKET", "")
+# Where the S3 store is, and nothing else: what a reader on moto is told
+# besides the keys UC vends (UC's answer names no endpoint or region).
+S3_PLACE = {"AWS_ENDPOINT_URL": S3_ENDPOINT, "AWS_REGION": "us-east-1", "AWS_ALLOW_HTTP": "true"}
 UC = "/api/2.1/unity-catalog"
 DELTA = f"{UC}/delta/v1"
 RUN_ID = uuid.uuid4().hex[:6]
@@ -105,17 +116,24 @@ class Table:
     """One Delta table delta-rs writes at path; rows[v] is version v's rows
     (sorted tuples over columns[v]) as delta-rs reads the log."""
 
-    def __init__(self, name, path, catalog=CATALOG):
+    def __init__(self, name, path, catalog=CATALOG, options=None):
         self.name, self.path, self.catalog = name, path, catalog
         self.full = f"{catalog}.{NS}.{name}"
         self.rows, self.columns = {}, {}
+        # delta-rs' storage_options for the writer (its keys on S3)
+        self.options = options
+
+    @property
+    def location(self):
+        """The table's storage location as UC names it."""
+        return self.path if "://" in self.path else "file://" + self.path
 
     def record(self):
         from deltalake import DeltaTable
 
-        latest = DeltaTable(self.path).version()
+        latest = DeltaTable(self.path, storage_options=self.options).version()
         for v in range(len(self.rows), latest + 1):
-            tbl = DeltaTable(self.path, version=v).to_pyarrow_table()
+            tbl = DeltaTable(self.path, version=v, storage_options=self.options).to_pyarrow_table()
             self.columns[v] = tbl.column_names
             self.rows[v] = arrow_rows(tbl, tbl.column_names)
 
@@ -149,7 +167,7 @@ def register_uc(t, base=None):
     (the log holds them)."""
     http("POST", f"{UC}/tables", base=base, json={
         "name": t.name, "catalog_name": t.catalog, "schema_name": NS,
-        "table_type": "EXTERNAL", "data_source_format": "DELTA", "storage_location": "file://" + t.path})
+        "table_type": "EXTERNAL", "data_source_format": "DELTA", "storage_location": t.location})
 
 
 def register_delta_api(t):
@@ -200,17 +218,7 @@ def lake(gateway):
     os.makedirs(root, exist_ok=True)
     tables = {n: Table(unique(n), os.path.join(root, unique(n))) for n in ("events", "plain", "changes")}
 
-    ev = tables["events"]
-    write_deltalake(ev.path, batch(list(range(12))), partition_by=["region"])
-    register_uc(ev)
-    write_deltalake(ev.path, batch(list(range(12, 18))), mode="append")
-    DeltaTable(ev.path).delete("id = 3")
-    write_deltalake(ev.path, batch(list(range(18, 24)), score=True), mode="append", schema_mode="merge")
-    DeltaTable(ev.path).optimize.compact()
-    write_deltalake(ev.path, batch(list(range(30, 42)), score=True), mode="overwrite")
-    DeltaTable(ev.path).create_checkpoint()
-    write_deltalake(ev.path, batch(list(range(42, 45)), score=True), mode="append")
-    ev.record()
+    write_events(tables["events"])
 
     pl = tables["plain"]
     write_deltalake(pl.path, batch([1, 2, 3]))
@@ -228,6 +236,45 @@ def lake(gateway):
     write_deltalake(ch.path, batch([10, 11]), mode="append")
     ch.record()
     return tables
+
+
+def write_events(ev):
+    """The history of table `events` (see lake), written by delta-rs at
+    ev.path with ev.options, registered with UC's createTable after
+    version 0; every version recorded."""
+    from deltalake import DeltaTable, write_deltalake
+
+    o = ev.options
+    write_deltalake(ev.path, batch(list(range(12))), partition_by=["region"], storage_options=o)
+    register_uc(ev)
+    write_deltalake(ev.path, batch(list(range(12, 18))), mode="append", storage_options=o)
+    DeltaTable(ev.path, storage_options=o).delete("id = 3")
+    write_deltalake(ev.path, batch(list(range(18, 24)), score=True), mode="append", schema_mode="merge",
+                    storage_options=o)
+    DeltaTable(ev.path, storage_options=o).optimize.compact()
+    write_deltalake(ev.path, batch(list(range(30, 42)), score=True), mode="overwrite", storage_options=o)
+    DeltaTable(ev.path, storage_options=o).create_checkpoint()
+    write_deltalake(ev.path, batch(list(range(42, 45)), score=True), mode="append", storage_options=o)
+    ev.record()
+
+
+@pytest.fixture(scope="session")
+def s3lake(gateway):
+    """Table `events` of catalog s3 (warehouse on moto, vended
+    credentials): the same history as lake's, written by delta-rs to
+    s3://<bucket>/warehouse/ext/<name> with the writer's own keys (a data
+    platform's producer), registered through UC's createTable."""
+    if not S3_ENDPOINT or not S3_BUCKET:
+        pytest.skip("DC_S3_ENDPOINT / DC_S3_BUCKET are not set (run.sh did not start moto)")
+    http("POST", f"{UC}/schemas", json={"catalog_name": S3_CATALOG, "name": NS}, expect=(200, 400))
+    writer = {**S3_PLACE, "AWS_ACCESS_KEY_ID": os.environ["DC_S3_KEY_ID"],
+              "AWS_SECRET_ACCESS_KEY": os.environ["DC_S3_SECRET"],
+              # one writer at a time: no locking provider needed on moto
+              "AWS_S3_ALLOW_UNSAFE_RENAME": "true"}
+    name = unique("events")
+    ev = Table(name, f"s3://{S3_BUCKET}/warehouse/ext/{name}", catalog=S3_CATALOG, options=writer)
+    write_events(ev)
+    return {"events": ev}
 
 
 # --- expected-failures.txt

@@ -13,6 +13,9 @@
 #            base+125), one catalog `fresh` in the PostgreSQL of
 #            $LAKEGATE_TEST_POSTGRES (.ci/run exports it); without it the
 #            freshness tests skip and the report says so
+#   base+64  moto (interop/storage/moto.sh, signatures checked) with a
+#            bucket and an IAM role of this run's for catalog `s3` of
+#            Caddyfile (test_s3.py); stopped on exit
 # Prints per client and then one line:
 #   delta-clients: N passed, N failed, N skipped
 # (skipped includes the strict xfails of expected-failures.txt). Exits
@@ -22,16 +25,20 @@
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib.sh"
-trap interop_cleanup EXIT
+MOTO_RUN=$INTEROP_WORK/delta-clients-moto
+export MOTO_RUN
+trap '"$HERE/../storage/moto.sh" stop; interop_cleanup' EXIT
 renice -n 10 $$ >/dev/null 2>&1 || true
 
 DC_WORK=$INTEROP_WORK/delta-clients
 PORT_DC=$(port 60)
 PORT_R1=$(port 61)
 PORT_R2=$(port 62)
+PORT_MOTO=$(port 64)
 rm -rf "$DC_WORK"
 mkdir -p "$DC_WORK"
-unset DC_URI DC_WAREHOUSE DC_PROFILE DC_REPLICAS DC_REPLICA_WAREHOUSE DC_SHARE_TOKEN
+unset DC_URI DC_WAREHOUSE DC_PROFILE DC_REPLICAS DC_REPLICA_WAREHOUSE DC_SHARE_TOKEN \
+	DC_S3_ENDPOINT DC_S3_BUCKET DC_S3_KEY_ID DC_S3_SECRET DC_S3_ROLE_ARN DC_S3_WAREHOUSE
 export INTEROP_WORK PYTHONDONTWRITEBYTECODE=1
 
 random_hex() { head -c "$1" /dev/urandom | od -An -tx1 | tr -d ' \n'; }
@@ -49,6 +56,45 @@ for p in "$PORT_DC:lakegate" "$PORT_R1:replica 1" "$PORT_R2:replica 2"; do
 		exit 1
 	fi
 done
+
+# moto for catalog s3: a bucket and an IAM role the storage keys assume
+# to vend (any S3 action; each vending's session policy narrows it to one
+# table). Without it catalog s3 still loads (Caddyfile defaults) and
+# test_s3.py fails in its setup, naming the reason.
+sigv4() { # sigv4 SERVICE CURL-ARGS...: a request signed with moto's key
+	local svc=$1
+	shift
+	curl -fsS --aws-sigv4 "aws:amz:us-east-1:$svc" --user "$DC_S3_KEY_ID:$DC_S3_SECRET" "$@"
+}
+start_moto() {
+	local env_line admin role out
+	env_line=$(STORAGE_MOTO_PORT=$PORT_MOTO "$HERE/../storage/moto.sh" start) || return 1
+	admin=${env_line#export LAKEGATE_TEST_S3=}
+	read -r DC_S3_KEY_ID DC_S3_SECRET DC_S3_ENDPOINT < <("$PY" -c '
+import sys, urllib.parse as u
+p = u.urlsplit(sys.argv[1])
+print(u.unquote(p.username), u.unquote(p.password), p.scheme + "://" + p.hostname + ":" + str(p.port))' "$admin")
+	DC_S3_BUCKET=delta-clients-$(random_hex 6)
+	role=delta-clients-$(random_hex 4)
+	sigv4 s3 -o /dev/null -X PUT -H "x-amz-content-sha256: $(printf '' | sha256sum | cut -d' ' -f1)" \
+		"$DC_S3_ENDPOINT/$DC_S3_BUCKET" || return 1
+	out=$(sigv4 iam --data-urlencode Action=CreateRole --data-urlencode Version=2010-05-08 \
+		--data-urlencode RoleName="$role" --data-urlencode \
+		'AssumeRolePolicyDocument={"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"AWS":"*"},"Action":"sts:AssumeRole"}]}' \
+		"$DC_S3_ENDPOINT/") || return 1
+	DC_S3_ROLE_ARN=$(sed -n 's:.*<Arn>\(arn[^<]*\)</Arn>.*:\1:p' <<<"$out")
+	[ -n "$DC_S3_ROLE_ARN" ] || return 1
+	sigv4 iam -o /dev/null --data-urlencode Action=PutRolePolicy --data-urlencode Version=2010-05-08 \
+		--data-urlencode RoleName="$role" --data-urlencode PolicyName=s3 --data-urlencode \
+		'PolicyDocument={"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"s3:*","Resource":"*"}]}' \
+		"$DC_S3_ENDPOINT/" || return 1
+	DC_S3_WAREHOUSE=s3://$DC_S3_BUCKET/warehouse
+	export DC_S3_KEY_ID DC_S3_SECRET DC_S3_ENDPOINT DC_S3_BUCKET DC_S3_ROLE_ARN DC_S3_WAREHOUSE
+}
+if ! start_moto; then
+	echo "delta-clients: moto did not start or could not be set up (see $MOTO_RUN/moto.log): test_s3.py will fail" >&2
+	unset DC_S3_KEY_ID DC_S3_SECRET DC_S3_ENDPOINT DC_S3_BUCKET DC_S3_ROLE_ARN DC_S3_WAREHOUSE
+fi
 
 # Fresh secrets per run: the recipient's token and the key that signs
 # Sharing's file URLs (the replicas share one, as replicas must).
@@ -97,6 +143,12 @@ fi
 echo "delta-clients: servers up after $((SECONDS - started))s" >&2
 
 run_pytest delta-clients/clients "$HERE" test_clients.py "$DC_WORK/clients.xml" "$DC_WORK/clients.out" "$PY" || rc=1
+# The S3 readers hold no S3 keys: AWS_* is not passed (conftest's producer
+# writes with DC_S3_KEY_ID / DC_S3_SECRET).
+env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY -u AWS_SESSION_TOKEN -u AWS_PROFILE \
+	bash -c '. "$1/../lib.sh"; run_pytest delta-clients/s3 "$1" test_s3.py "$2/s3.xml" "$2/s3.out" "$3"' _ \
+	"$HERE" "$DC_WORK" "$PY" || rc=1
+xmls+=("$DC_WORK/s3.xml")
 if [ -n "${DC_REPLICAS:-}" ]; then
 	run_pytest delta-clients/freshness "$HERE" test_freshness.py "$DC_WORK/freshness.xml" "$DC_WORK/freshness.out" "$PY" || rc=1
 fi

@@ -12,12 +12,14 @@
 #
 # .ci/run: eval "$(interop/storage/moto.sh start)" before `go test ./...`.
 # The virtualenv lives in $INTEROP_CACHE (interop_venv, keyed by the
-# requirements' hash); moto's log and pid in $INTEROP_WORK/storage/.
+# requirements' hash); moto's log and pid in $MOTO_RUN (default
+# $INTEROP_WORK/storage/; another suite starting a moto of its own, as
+# interop/delta-clients does, names its own folder and port).
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib.sh"
 
-RUN=$INTEROP_WORK/storage
+RUN=${MOTO_RUN:-$INTEROP_WORK/storage}
 PORT=${STORAGE_MOTO_PORT:-$(port 31)}
 mkdir -p "$RUN"
 
