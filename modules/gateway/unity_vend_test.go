@@ -156,3 +156,54 @@ func TestUnityTemporaryTableCredentialsVendedOnMoto(t *testing.T) {
 	assert.Equal(t, "lakegate-writer", calls[1].Get("RoleSessionName"))
 	assert.Equal(t, sessionPolicyFor(st.bucket, key, true), sessionPolicyOf(t, calls[1]))
 }
+
+// The same without moto (gofakes3 and a made-up STS, so it runs in every
+// go test): the exact session policies, read-only for READ and read-write
+// for READ_WRITE; keys reused per principal and access, never across
+// them; the refusals in UC's model; no answer carries the gateway's
+// secret.
+func TestUnityTemporaryTableCredentialsVended(t *testing.T) {
+	st := fakeStore(t)
+	sts := newSTSRecorder(t, "")
+	base := ucVendGateway(t, st, sts.URL, testRoleARN)
+	writer := issuedToken(t, base, "writer", "writer-secret")
+	reader := issuedToken(t, base, "reader", "reader-secret")
+	nobody := issuedToken(t, base, "nobody", "nobody-secret")
+
+	code, out := ucCall(t, http.MethodPost, base+unityAPI+"/schemas", writer, map[string]any{"name": "sales", "catalog_name": "lake"})
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	const key = "wh/ext/orders"
+	putDeltaLog(t, st, key)
+	code, info := ucCall(t, http.MethodPost, base+unityAPI+"/tables", writer, map[string]any{
+		"name": "orders", "catalog_name": "lake", "schema_name": "sales", "table_type": "EXTERNAL",
+		"data_source_format": "DELTA", "storage_location": "s3://" + st.bucket + "/" + key})
+	require.Equal(t, http.StatusOK, code, "%v", info)
+	id := info["table_id"].(string)
+
+	for _, c := range []struct{ token, op string }{{reader, "READ"}, {reader, "READ"}, {writer, "READ_WRITE"}, {writer, "READ"}} {
+		code, got, out := ucVended(t, base, c.token, id, c.op)
+		require.Equal(t, http.StatusOK, code, "%v", out)
+		require.NotNil(t, got.AWS, "%v", out)
+		assert.Equal(t, fakeVendedSecret, got.AWS.SecretAccessKey)
+		assert.Equal(t, "s3://"+st.bucket+"/"+key, got.URL)
+		raw, _ := json.Marshal(out)
+		assert.NotContains(t, string(raw), st.secret)
+	}
+	code, _, out = ucVended(t, base, reader, id, "READ_WRITE")
+	ucError(t, code, out, http.StatusForbidden, "PERMISSION_DENIED")
+	code, _, out = ucVended(t, base, nobody, id, "READ")
+	ucError(t, code, out, http.StatusForbidden, "PERMISSION_DENIED")
+
+	// reader READ (reused the second time), writer READ_WRITE, writer READ:
+	// one AssumeRole per principal and access.
+	calls := sts.recorded()
+	require.Len(t, calls, 3)
+	for i, want := range []struct {
+		session string
+		write   bool
+	}{{"lakegate-reader", false}, {"lakegate-writer", true}, {"lakegate-writer", false}} {
+		assert.Equal(t, testRoleARN, calls[i].Get("RoleArn"))
+		assert.Equal(t, want.session, calls[i].Get("RoleSessionName"))
+		assert.Equal(t, sessionPolicyFor(st.bucket, key, want.write), sessionPolicyOf(t, calls[i]), "call %d", i)
+	}
+}
