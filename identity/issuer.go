@@ -138,6 +138,8 @@ func NewIssuer(cfg IssuerConfig) (*Issuer, error) {
 		groupsClaim:  groupsClaim,
 		knownSubject: i.knownClient,
 		deferForeign: true,
+		verified:     newVerifiedTokens(),
+		now:          time.Now,
 	}
 	return i, nil
 }

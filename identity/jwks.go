@@ -127,6 +127,8 @@ func (s staticKeys) keys(_ context.Context, kid, alg string) ([]jose.JSONWebKey,
 	return s, nil
 }
 
+func (staticKeys) epoch() any { return nil }
+
 // keySources consults each source in order (static keys before the network).
 type keySources []keySource
 
@@ -139,6 +141,16 @@ func (ss keySources) keys(ctx context.Context, kid, alg string) ([]jose.JSONWebK
 		}
 	}
 	return nil, err // the last source is the remote one: its error says the most
+}
+
+// epoch is the remote source's (there is at most one), else nil.
+func (ss keySources) epoch() any {
+	for _, s := range ss {
+		if e := s.epoch(); e != nil {
+			return e
+		}
+	}
+	return nil
 }
 
 // keySet is an immutable snapshot of fetched keys.
@@ -185,6 +197,21 @@ func (k *remoteKeys) keys(ctx context.Context, kid, alg string) ([]jose.JSONWebK
 		return nil, unknownKeyError(kid)
 	}
 	return fresh.keys, nil
+}
+
+// epoch is the snapshot served: every fetch stores a new one. A stale one
+// is refreshed in the background, as keys does: requests answered from the
+// verified-token cache never call keys, and without this a key the IdP
+// withdrew would be trusted until its tokens expire.
+func (k *remoteKeys) epoch() any {
+	set := k.set.Load()
+	if set == nil {
+		return nil
+	}
+	if time.Since(set.fetched) >= k.interval {
+		k.refreshInBackground()
+	}
+	return set
 }
 
 // refetch fetches unless another caller already replaced the snapshot seen

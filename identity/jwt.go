@@ -101,6 +101,8 @@ func NewJWT(cfg JWTConfig, client *http.Client) (*JWT, error) {
 		leeway:       cfg.Leeway.D(),
 		subjectClaim: cfg.SubjectClaim,
 		groupsClaim:  cfg.GroupsClaim,
+		verified:     newVerifiedTokens(),
+		now:          time.Now,
 	}
 	if cfg.Audience != "" {
 		j.v.audience = jwt.Audience{cfg.Audience}

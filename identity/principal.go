@@ -12,7 +12,9 @@ import (
 	"strings"
 )
 
-// Principal is an authenticated caller.
+// Principal is an authenticated caller. One Principal may be handed to
+// many requests at once (a verified token's is cached): read it, never
+// change it or its Groups and Claims.
 type Principal struct {
 	ID     string         `json:"id"`
 	Groups []string       `json:"groups"`

@@ -2,6 +2,7 @@ package identity
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -41,6 +42,10 @@ var (
 // at least one key fitting (kid, alg), or an error.
 type keySource interface {
 	keys(ctx context.Context, kid, alg string) ([]jose.JSONWebKey, error)
+	// epoch names the keys currently served, comparable with ==: it
+	// changes when they may have (a JWKS fetched again), and is nil for a
+	// set that never changes. Cached verifications hold to it.
+	epoch() any
 }
 
 // verifier holds the checks shared by IdP tokens (JWT) and self-issued tokens
@@ -59,6 +64,11 @@ type verifier struct {
 	// verifier in front of another JWT authenticator. Routing on an
 	// unverified claim is safe: it only picks which verifier runs all checks.
 	deferForeign bool
+	// verified caches the tokens that passed (see verifiedTokens); nil
+	// verifies every request.
+	verified *verifiedTokens
+	// now is the clock the claims are checked against (tests move it).
+	now func() time.Time
 }
 
 // Authenticate implements Authenticator.
@@ -70,12 +80,27 @@ func (v *verifier) Authenticate(r *http.Request) (*Principal, error) {
 	if !isJWTShaped(tok) {
 		return nil, ErrNoCredentials // maybe a static token: let the chain go on
 	}
+	// A token verified before is looked up first, ahead of the foreign
+	// check: only this verifier's own tokens are in its cache.
+	cacheable := v.verified != nil && len(tok) <= maxCachedToken
+	var key [sha256.Size]byte
+	var keys any
+	if cacheable {
+		key, keys = tokenKey(tok), v.source.epoch()
+		if p, ok := v.verified.get(key, v.now(), keys); ok {
+			return p, nil
+		}
+	}
 	if v.deferForeign && len(tok) <= maxTokenBytes {
 		if iss, ok := unverifiedIssuer(tok); ok && iss != v.issuer {
 			return nil, ErrNoCredentials
 		}
 	}
-	return v.verify(r.Context(), tok)
+	p, std, err := v.verify(r.Context(), tok)
+	if err == nil && cacheable {
+		v.verified.add(key, p, &std, v.leeway, v.now(), keys)
+	}
+	return p, err
 }
 
 // unverifiedIssuer reads iss from a compact JWS payload without checking
@@ -101,31 +126,33 @@ func unverifiedIssuer(tok string) (iss string, ok bool) {
 }
 
 // verify checks the signature first, so claims of unsigned data are never
-// interpreted, then the registered claims, then builds the principal.
-func (v *verifier) verify(ctx context.Context, raw string) (*Principal, error) {
+// interpreted, then the registered claims, then builds the principal. The
+// registered claims come back for the cache (the token's exp and nbf).
+func (v *verifier) verify(ctx context.Context, raw string) (*Principal, jwt.Claims, error) {
+	var std jwt.Claims
 	if len(raw) > maxTokenBytes {
-		return nil, errTokenTooLarge
+		return nil, std, errTokenTooLarge
 	}
 	tok, err := jwt.ParseSigned(raw, v.algs)
 	if err != nil {
-		return nil, parseError(err)
+		return nil, std, parseError(err)
 	}
 	if len(tok.Headers) != 1 {
-		return nil, errMalformedToken
+		return nil, std, errMalformedToken
 	}
 	if err := v.checkSignature(ctx, tok); err != nil {
-		return nil, err
+		return nil, std, err
 	}
-	var std jwt.Claims
 	var all map[string]any
 	// The signature was verified above; this only decodes the same payload.
 	if err := tok.UnsafeClaimsWithoutVerification(&std, &all); err != nil || all == nil {
-		return nil, errMalformedClaims
+		return nil, std, errMalformedClaims
 	}
 	if err := v.checkClaims(std); err != nil {
-		return nil, err
+		return nil, std, err
 	}
-	return v.principal(all)
+	p, err := v.principal(all)
+	return p, std, err
 }
 
 // checkSignature tries every key fitting the header's kid and alg; tokens
@@ -151,7 +178,7 @@ func (v *verifier) checkClaims(c jwt.Claims) error {
 	if c.Expiry == nil {
 		return errMissingExpiry // a token without exp would be valid forever
 	}
-	want := jwt.Expected{Issuer: v.issuer, AnyAudience: v.audience, Time: time.Now()}
+	want := jwt.Expected{Issuer: v.issuer, AnyAudience: v.audience, Time: v.now()}
 	switch err := c.ValidateWithLeeway(want, v.leeway); {
 	case err == nil:
 		return nil
