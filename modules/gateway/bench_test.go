@@ -100,32 +100,46 @@ func BenchmarkLoadTable(b *testing.B) {
 	}
 }
 
-// BenchmarkLoadTablePolicy: authentication (a static token) plus the
-// role-based OPA policy on every request, against the same gateway
-// without them. Caddy runs one config at a time, so the two are
-// measured one after the other in the same run.
+// BenchmarkLoadTablePolicy: authentication plus the role-based OPA
+// policy on every request, against the same gateway without them:
+// "policy-on" with a static token, "policy-on-issued" with a token of
+// lakegate's own issuer (ES256, the key of the process), the same one on
+// every request, as a client sends it. Caddy runs one config at a time,
+// so the variants are measured one after the other in the same run.
 func BenchmarkLoadTablePolicy(b *testing.B) {
 	backend := benchBackend(b)
 	client := benchClient(b)
+	roles := map[string]any{"dir": "../../policies", "package": "lakegate.roles"}
 	for _, v := range []struct {
-		name  string
-		extra map[string]any
-		token string
+		name   string
+		extra  map[string]any
+		token  string
+		issued bool // token is a client secret: ask the issuer for a token
 	}{
-		{"policy-off", nil, ""},
+		{"policy-off", nil, "", false},
 		{"policy-on", map[string]any{
 			"identity": map[string]any{"required": true, "tokens": []any{
 				map[string]any{"id": "bench", "sha256": identity.HashSecret("bench-token"), "groups": []string{"reader"}}}},
-			"policy": map[string]any{"dir": "../../policies", "package": "lakegate.roles"},
-		}, "bench-token"},
+			"policy": roles,
+		}, "bench-token", false},
+		{"policy-on-issued", map[string]any{
+			"identity": map[string]any{"required": true, "issuer": map[string]any{"clients": []any{
+				map[string]any{"id": "bench", "secret_sha256": identity.HashSecret("bench-secret"), "groups": []string{"reader"}}}}},
+			"policy": roles,
+		}, "bench-secret", true},
 	} {
 		app := map[string]any{"catalogs": []any{remote("lake", backend.URL, nil)}}
 		for k, val := range v.extra {
 			app[k] = val
 		}
-		url := gateway(b, app) + "/v1/lake/namespaces/bench/tables/events"
-		require.NoError(b, loadTable(client, url, v.token))
-		parallel(b, v.name, 0, func() error { return loadTable(client, url, v.token) })
+		base := gateway(b, app)
+		url := base + "/v1/lake/namespaces/bench/tables/events"
+		token := v.token
+		if v.issued {
+			token = issuedToken(b, base, "bench", v.token)
+		}
+		require.NoError(b, loadTable(client, url, token))
+		parallel(b, v.name, 0, func() error { return loadTable(client, url, token) })
 		require.NoError(b, caddy.Stop())
 	}
 }
