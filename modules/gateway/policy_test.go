@@ -17,6 +17,7 @@ import (
 	"github.com/apache/iceberg-go/catalog/rest"
 	"github.com/apache/iceberg-go/table"
 	"github.com/apache/iceberg-go/view"
+	"github.com/caddyserver/caddy/v2"
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/stretchr/testify/assert"
@@ -335,4 +336,39 @@ func issuedToken(t testing.TB, base, id, secret string) string {
 	require.NoError(t, json.Unmarshal(body, &tok))
 	require.NotEmpty(t, tok.AccessToken)
 	return tok.AccessToken
+}
+
+// Verified tokens are remembered per config: a reload that removes a
+// client refuses its token at once, and one that changes the audience an
+// IdP's tokens must carry refuses theirs, although both were remembered.
+func TestReloadForgetsVerifiedTokens(t *testing.T) {
+	p := newIDP(t)
+	backend := embeddedtest.Serve(t, embeddedtest.Config(t, embedded.SQLite))
+	reader := map[string]any{"id": "reader", "secret_bcrypt": bcryptHash(t, "reader-secret"), "groups": []string{"reader"}}
+	writer := map[string]any{"id": "writer", "secret_bcrypt": bcryptHash(t, "writer-secret"), "groups": []string{"writer"}}
+	app := func(clients []any, audience string) map[string]any {
+		return map[string]any{
+			"catalogs": []any{remote("lake", backend.URL, nil)},
+			"identity": map[string]any{"required": true,
+				"issuer": map[string]any{"clients": clients},
+				"jwt":    []any{map[string]any{"static_jwks": p.jwks, "issuer": "https://idp.test", "audience": audience}}},
+			"policy": map[string]any{"dir": "../../policies", "package": "lakegate.roles"},
+		}
+	}
+	addr := freeAddr(t)
+	base := serveOn(t, addr, caddyJSON(t, addr, app([]any{reader, writer}, "lakegate")))
+	issued := issuedToken(t, base, "writer", "writer-secret")
+	fromIdP := p.token(t, "alice", []string{"reader"}, "lakegate", time.Hour)
+	for range 2 { // verified, then remembered
+		for _, tok := range []string{issued, fromIdP} {
+			status, body := do(t, http.MethodGet, base+"/v1/lake/namespaces", tok, "", nil)
+			require.Equal(t, http.StatusOK, status, "%s", body)
+		}
+	}
+
+	require.NoError(t, caddy.Load(caddyJSON(t, addr, app([]any{reader}, "another-gateway")), true))
+	for name, tok := range map[string]string{"removed client": issued, "audience changed": fromIdP} {
+		status, body := do(t, http.MethodGet, base+"/v1/lake/namespaces", tok, "", nil)
+		assert.Equal(t, http.StatusUnauthorized, status, "%s: %s", name, body)
+	}
 }
