@@ -120,7 +120,7 @@ func (g *guard) authenticate(r *http.Request) (*identity.Principal, error) {
 		// a reason to run as anonymous.
 		err = errors.New("unrecognized credentials")
 	case errors.Is(err, identity.ErrNoCredentials) && !g.required:
-		return &identity.Principal{ID: "anonymous"}, nil
+		return anonymousPrincipal, nil
 	case errors.Is(err, identity.ErrNoCredentials):
 		return nil, errors.New("authentication required")
 	}
@@ -136,8 +136,12 @@ func anonymous(r *http.Request) *identity.Principal {
 		sum := sha256.Sum256([]byte(a))
 		return &identity.Principal{ID: "credential:" + hex.EncodeToString(sum[:12])}
 	}
-	return &identity.Principal{ID: "anonymous"}
+	return anonymousPrincipal
 }
+
+// anonymousPrincipal is every caller without credentials, made once: no
+// code writes to a Principal once an authenticator made it.
+var anonymousPrincipal = &identity.Principal{ID: "anonymous"}
 
 // authorize asks the policy about one operation on one resource. Any
 // policy failure denies (the engine fails closed).
@@ -229,25 +233,25 @@ func clientIP(r *http.Request) string {
 	return host
 }
 
-// resources lists what an operation touches: the path's resource, or the
-// body's (touched): the namespace being created, both sides of a rename,
-// every table of a multi-table commit (each one must be allowed). Every
-// name must pass checkIdentifier.
-func resources(rt icerest.Route, touched icerest.Touched) ([]policies.Resource, error) {
+// appendResources appends to out what an operation touches: the path's
+// resource, or the body's (touched): the namespace being created, both
+// sides of a rename, every table of a multi-table commit (each one must be
+// allowed). Every name must pass checkIdentifier. Appending lets the
+// common one-resource request keep its list on the caller's stack.
+func appendResources(out []policies.Resource, rt icerest.Route, touched icerest.Touched) ([]policies.Resource, error) {
 	if err := checkNames(rt); err != nil {
 		return nil, err
 	}
 	switch rt.Operation {
 	case icerest.OpCreateNamespace:
 		// the namespace to be, so namespace-scoped roles can create below theirs
-		return []policies.Resource{{Namespace: touched.Namespace}}, checkIdentifier(touched.Namespace...)
+		return append(out, policies.Resource{Namespace: touched.Namespace}), checkIdentifier(touched.Namespace...)
 	case icerest.OpCreateTable, icerest.OpRegisterTable, icerest.OpCreateView, icerest.OpRegisterView:
-		return []policies.Resource{{Namespace: rt.Namespace}}, checkIdentifier(touched.Name)
+		return append(out, policies.Resource{Namespace: rt.Namespace}), checkIdentifier(touched.Name)
 	case icerest.OpRenameTable, icerest.OpRenameView, icerest.OpCommitTransaction:
 	default:
-		return []policies.Resource{{Namespace: rt.Namespace, Table: rt.Table, View: rt.View, Function: rt.Function}}, nil
+		return append(out, policies.Resource{Namespace: rt.Namespace, Table: rt.Table, View: rt.View, Function: rt.Function}), nil
 	}
-	out := make([]policies.Resource, 0, len(touched.Identifiers))
 	for _, id := range touched.Identifiers {
 		if err := checkIdentifier(append(slices.Clone(id.Namespace), id.Name)...); err != nil {
 			return nil, err

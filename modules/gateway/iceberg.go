@@ -189,7 +189,7 @@ func (h *IcebergHandler) serve(w http.ResponseWriter, r *http.Request, rt iceres
 	}
 	var res []policies.Resource
 	if rerr == nil {
-		res, rerr = resources(rt, q.Touched)
+		res, rerr = appendResources(make([]policies.Resource, 0, 1), rt, q.Touched)
 	}
 	if rerr != nil {
 		icerest.WriteError(w, r, rerr)
@@ -363,12 +363,16 @@ func checkIdentifier(names ...string) error {
 }
 
 // limitBody answers 413 for a declared oversized body and caps the rest.
+// A body declared empty (a GET's) needs no cap: net/http (HTTP/1) and
+// x/net/http2 both end it at the declared length.
 func limitBody(w http.ResponseWriter, r *http.Request, limit int64) error {
 	if r.ContentLength > limit {
 		return icerest.Errorf(http.StatusRequestEntityTooLarge, icerest.RequestEntityTooLarge,
 			"request body of %d bytes exceeds the limit of %d", r.ContentLength, limit)
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, limit)
+	if r.ContentLength != 0 {
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
+	}
 	return nil
 }
 
