@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/redis/go-redis/v9"
@@ -93,10 +94,13 @@ type Cache struct {
 	cfg Config
 	log *zap.Logger
 
-	mu    sync.Mutex // guards bytes accounting with the LRU, and recent
+	mu    sync.Mutex // guards bytes accounting with the LRU, recent and lookup
 	l1    *lru.Cache[string, *Entry]
 	bytes int64
-	gen   atomic.Uint64 // bumped (under mu) by every L1 drop, local or from the bus
+	// lookup is where Get spells an L1 key to look it up: the LRU's Get
+	// keeps no key, so a hit costs no string of its own.
+	lookup []byte
+	gen    atomic.Uint64 // bumped (under mu) by every L1 drop, local or from the bus
 	// recent are the latest drops, at index gen % len: what PutIf checks.
 	recent [64]drop
 
@@ -189,7 +193,9 @@ func (c *Cache) hashKey(table string) string { return c.cfg.Prefix + "lt:" + tab
 func (c *Cache) Get(ctx context.Context, table string, keys ...string) (*Entry, Level) {
 	c.mu.Lock()
 	for _, key := range keys {
-		if e, ok := c.l1.Get(table + "\x00" + key); ok {
+		c.lookup = append(append(append(c.lookup[:0], table...), 0), key...)
+		// A view of lookup, valid while mu is held: Get only compares it.
+		if e, ok := c.l1.Get(unsafe.String(unsafe.SliceData(c.lookup), len(c.lookup))); ok {
 			c.mu.Unlock()
 			return e, L1
 		}
