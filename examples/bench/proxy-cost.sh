@@ -14,6 +14,7 @@
 #   OUT=/tmp/cost.tsv bash examples/bench/proxy-cost.sh     # keep the raw figures
 #   PROFILE_DIR=/tmp/prof bash examples/bench/proxy-cost.sh   # CPU profiles
 #   go tool pprof -top /tmp/prof/lg-small-1.pb.gz             # of each Caddy run
+#   TARGETS=l1 PIN=1 ROUNDS=7 BASE=37f689b bash examples/bench/proxy-cost.sh
 #
 # The answers: table bench.events with SNAPSHOTS snapshots, created on the
 # root Caddyfile's embedded catalog (about 21 KB with 22), served as is by
@@ -23,7 +24,14 @@
 # second; per large-answer proxy, its peak RSS (VmHWM) at the end, after
 # LARGE_CONCURRENCY concurrent loads. Rounds alternate the order of runs;
 # a ratio is the median over rounds of the ratio within each round.
-# Needs Linux (/proc), Go, python3. Ports (127.0.0.1): 18281-18299.
+# TARGETS (default "small large l1") picks the comparisons: small (20 KB
+# through lakegate and stock Caddy), large (the same at LARGE bytes), l1
+# (L1 hits against the memory server). PIN=1 runs the load generator on
+# CPU 0 and every server on CPU 1 (taskset; Go sizes GOMAXPROCS to the
+# CPUs it may use), so the client's CPU never competes with the server's:
+# the same for every run, baseline and lakegate alike.
+# Needs Linux (/proc), Go, python3 (and taskset for PIN). Ports
+# (127.0.0.1): PORT_BASE (default 18280) to PORT_BASE+19.
 set -euo pipefail
 
 ROUNDS=${ROUNDS:-3}
@@ -34,6 +42,9 @@ LARGE=${LARGE:-10000000}
 CONCURRENCY=${CONCURRENCY:-16}
 LARGE_CONCURRENCY=${LARGE_CONCURRENCY:-32}
 BASE=${BASE:-}
+TARGETS=${TARGETS:-small large l1}
+PORT_BASE=${PORT_BASE:-18280}
+PIN=${PIN:-}
 
 cd "$(dirname "$0")/../.."
 . examples/bench/lib.sh
@@ -55,6 +66,23 @@ fail() {
 	exit 1
 }
 
+want_small="" want_large="" want_l1=""
+for t in ${TARGETS//,/ }; do
+	case $t in
+	small) want_small=1 ;;
+	large) want_large=1 ;;
+	l1) want_l1=1 ;;
+	*) fail "unknown target $t in TARGETS (small, large, l1)" ;;
+	esac
+done
+[ -n "$want_small$want_large$want_l1" ] || fail "TARGETS is empty"
+load_cpu=() serve_cpu=()
+if [ -n "$PIN" ]; then
+	command -v taskset >/dev/null || fail "PIN needs taskset (util-linux)"
+	[ "$(nproc)" -ge 2 ] || fail "PIN needs two CPUs"
+	load_cpu=(taskset -c 0) serve_cpu=(taskset -c 1)
+fi
+
 echo "building into $tmp ..." >&2
 go build -o "$tmp/lakegate" ./caddy
 go build -o "$tmp/loadgen" ./examples/bench/loadgen
@@ -63,11 +91,12 @@ if [ -n "$BASE" ]; then
 	(cd "$tmp/base" && go build -o "$tmp/lakegate-base" ./caddy)
 fi
 
-port=([backend]=18281 [mem-small]=18282 [mem-large]=18283
-	[caddy-small]=18284 [caddy-large]=18285 [lg-small]=18286 [lg-large]=18287
-	[base-small]=18288 [base-large]=18289 [lg-l1]=18290 [base-l1]=18291)
-admin=([backend]=18292 [caddy-small]=18293 [caddy-large]=18294 [lg-small]=18295 [lg-large]=18296
-	[base-small]=18297 [base-large]=18298 [lg-l1]=18299 [base-l1]=18280)
+b=$PORT_BASE
+port=([backend]=$((b + 1)) [mem-small]=$((b + 2)) [mem-large]=$((b + 3))
+	[caddy-small]=$((b + 4)) [caddy-large]=$((b + 5)) [lg-small]=$((b + 6)) [lg-large]=$((b + 7))
+	[base-small]=$((b + 8)) [base-large]=$((b + 9)) [lg-l1]=$((b + 10)) [base-l1]=$((b + 11)))
+admin=([backend]=$((b + 12)) [caddy-small]=$((b + 13)) [caddy-large]=$((b + 14)) [lg-small]=$((b + 15))
+	[lg-large]=$((b + 16)) [base-small]=$((b + 17)) [base-large]=$((b + 18)) [lg-l1]=$((b + 19)) [base-l1]=$b)
 for p in "${port[@]}" "${admin[@]}"; do
 	if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then fail "port $p is in use"; fi
 done
@@ -78,7 +107,7 @@ url_of() { echo "http://127.0.0.1:${port[$1]}"; }
 start() { # NAME COMMAND...
 	local name=$1
 	shift
-	"$@" >"$tmp/$name.log" 2>&1 &
+	"${serve_cpu[@]}" "$@" >"$tmp/$name.log" 2>&1 &
 	pid[$name]=$!
 	procs+=("$name")
 }
@@ -97,23 +126,38 @@ up backend
 	fail "setup failed" backend
 table=$(url_of backend)/v1/local/namespaces/bench/tables/events
 start mem-small "$tmp/loadgen" -serve "127.0.0.1:${port[mem-small]}" -from "$table"
-start mem-large "$tmp/loadgen" -serve "127.0.0.1:${port[mem-large]}" -from "$table" -inflate "$LARGE"
 up mem-small
-up mem-large
-
-runs=(mem-small caddy-small lg-small caddy-large lg-large lg-l1)
-nocache=examples/bench/lakegate-nocache.Caddyfile
-gateway caddy-small "$tmp/lakegate" examples/bench/caddy-reverse-proxy.Caddyfile "$(url_of mem-small)"
-gateway caddy-large "$tmp/lakegate" examples/bench/caddy-reverse-proxy.Caddyfile "$(url_of mem-large)"
-gateway lg-small "$tmp/lakegate" "$nocache" "$(url_of mem-small)"
-gateway lg-large "$tmp/lakegate" "$nocache" "$(url_of mem-large)"
-gateway lg-l1 "$tmp/lakegate" examples/remote/Caddyfile "$(url_of mem-small)" LAKEGATE_CACHE_MAX_AGE=1h
-if [ -n "$BASE" ]; then
-	runs+=(base-small base-large base-l1)
-	gateway base-small "$tmp/lakegate-base" "$nocache" "$(url_of mem-small)"
-	gateway base-large "$tmp/lakegate-base" "$nocache" "$(url_of mem-large)"
-	gateway base-l1 "$tmp/lakegate-base" examples/remote/Caddyfile "$(url_of mem-small)" LAKEGATE_CACHE_MAX_AGE=1h
+if [ -n "$want_large" ]; then
+	start mem-large "$tmp/loadgen" -serve "127.0.0.1:${port[mem-large]}" -from "$table" -inflate "$LARGE"
+	up mem-large
 fi
+
+# gateway runs: NAME CONFIG UPSTREAM [VAR=VALUE...], of this tree's binary
+# and, with BASE, of the base's (NAME with base- for lg-)
+runs=()
+nocache=examples/bench/lakegate-nocache.Caddyfile
+both() {
+	local name=$1
+	shift
+	gateway "$name" "$tmp/lakegate" "$@"
+	runs+=("$name")
+	if [ -n "$BASE" ]; then
+		gateway "base-${name#lg-}" "$tmp/lakegate-base" "$@"
+		runs+=("base-${name#lg-}")
+	fi
+}
+[ -z "$want_small$want_l1" ] || runs+=(mem-small)
+if [ -n "$want_small" ]; then
+	gateway caddy-small "$tmp/lakegate" examples/bench/caddy-reverse-proxy.Caddyfile "$(url_of mem-small)"
+	runs+=(caddy-small)
+	both lg-small "$nocache" "$(url_of mem-small)"
+fi
+if [ -n "$want_large" ]; then
+	gateway caddy-large "$tmp/lakegate" examples/bench/caddy-reverse-proxy.Caddyfile "$(url_of mem-large)"
+	runs+=(caddy-large)
+	both lg-large "$nocache" "$(url_of mem-large)"
+fi
+[ -z "$want_l1" ] || both lg-l1 examples/remote/Caddyfile "$(url_of mem-small)" LAKEGATE_CACHE_MAX_AGE=1h
 for r in "${runs[@]}"; do up "$r"; done
 
 results=$tmp/results.tsv
@@ -124,7 +168,7 @@ for round in $(seq "$ROUNDS"); do
 		[[ $run != lg-* && $run != base-* ]] || prefix=remote
 		[[ $run != *-large ]] || conc=$LARGE_CONCURRENCY
 		args=(-url "$(url_of "$run")" -prefix "$prefix" -concurrency "$conc" -warmup 0)
-		"$tmp/loadgen" "${args[@]}" -duration "$WARMUP" >/dev/null || fail "$run warm-up failed" "$run"
+		"${load_cpu[@]}" "$tmp/loadgen" "${args[@]}" -duration "$WARMUP" >/dev/null || fail "$run warm-up failed" "$run"
 		prof=""
 		if [ -n "${PROFILE_DIR:-}" ] && [ -n "${admin[$run]:-}" ]; then
 			mkdir -p "$PROFILE_DIR"
@@ -133,7 +177,7 @@ for round in $(seq "$ROUNDS"); do
 			prof=$!
 		fi
 		t0=$(cpu_ticks "${pid[$run]}")
-		out=$("$tmp/loadgen" "${args[@]}" -duration "$DURATION") || fail "$run load failed" "$run"
+		out=$("${load_cpu[@]}" "$tmp/loadgen" "${args[@]}" -duration "$DURATION") || fail "$run load failed" "$run"
 		t1=$(cpu_ticks "${pid[$run]}")
 		[ -z "$prof" ] || wait "$prof"
 		echo "round $round: $run $out" >&2
@@ -146,7 +190,7 @@ done
 
 [ -z "${OUT:-}" ] || cp "$results" "$OUT" # the raw figures, for the record
 echo
-echo "LoadTable, $ROUNDS × $DURATION per run, $(nproc) cores, $(go version | cut -d' ' -f3);" \
+echo "LoadTable, $ROUNDS × $DURATION per run, $(nproc) cores${PIN:+ (load generator pinned to CPU 0, servers to CPU 1)}, $(go version | cut -d' ' -f3);" \
 	"small answer: $SNAPSHOTS snapshots, large: ≥ $LARGE bytes; $CONCURRENCY workers ($LARGE_CONCURRENCY on large)"
 python3 - "$results" "$(getconf CLK_TCK)" "$BASE" <<'EOF'
 import json, statistics, sys
@@ -178,6 +222,8 @@ if base:
               (f"CPU/request {base} ÷ stock Caddy, large", cpu, "base-large", "caddy-large"),
               (f"rps L1 hit at {base} ÷ memory server", rps, "base-l1", "mem-small")]
 for label, d, a, b in pairs:
+    if a not in d or b not in d:
+        continue  # not among TARGETS
     per = [d[a][r] / d[b][r] for r in sorted(d[a]) if r in d[b]]
     print(f"| {label} | {statistics.median(per):.2f}× | {', '.join(f'{x:.2f}' for x in per)} |")
 EOF
