@@ -11,6 +11,7 @@ import (
 
 	"github.com/lakegate/lakegate/identity"
 	"github.com/lakegate/lakegate/policies"
+	"github.com/lakegate/lakegate/telemetry"
 	"github.com/lakegate/lakegate/translate/delta"
 	"github.com/lakegate/lakegate/translate/unity"
 	"github.com/lakegate/lakegate/upstream/icerest"
@@ -162,6 +163,10 @@ func (h *DeltaHandler) serve(w http.ResponseWriter, r *http.Request, rt delta.Ro
 			return
 		}
 	}
+	if cat, _ := h.app.catalog(rt.Catalog); cat != nil && cat.vending != nil && rt.Op == delta.OpGetTableCredentials {
+		h.serveVendedCredentials(w, r, q, p, cat)
+		return
+	}
 	// Table operations run under the translate span; getConfig and the
 	// path and staging credentials never did, and still do not.
 	if rt.Catalog == "" {
@@ -251,6 +256,42 @@ func writeResult(w http.ResponseWriter, r *http.Request, q *delta.Request, svc *
 		}
 		delta.WriteJSON(w, status, out)
 	}
+}
+
+// serveVendedCredentials answers getTableCredentials for a catalog that
+// vends (storage vended_credentials): the same vending as UC's temporary
+// table credentials and the Iceberg door's (App.vendTableKeys, decided
+// as signRequest with storage_access read for READ, write for
+// READ_WRITE), in the Delta API's model: one credential per place the
+// keys are scoped to, labelled with the operation asked, expiring when
+// the keys do. The translator is not asked: a storage catalog vends it
+// nothing.
+func (h *DeltaHandler) serveVendedCredentials(w http.ResponseWriter, r *http.Request, q *delta.Request, p *identity.Principal, cat *catalogState) {
+	c, err := h.app.vendTableKeys(r, p, cat, "delta", string(delta.OpGetTableCredentials), q.Namespace, q.Table,
+		q.Operation() == delta.ReadWrite)
+	if err != nil {
+		telemetry.From(r.Context()).Refused()
+		delta.WriteError(w, r, deltaStorageError(err))
+		return
+	}
+	// Keys for one principal: not for shared caches.
+	w.Header().Set("Cache-Control", "no-store")
+	delta.WriteJSON(w, http.StatusOK, h.svc.Credentials(cat.vending.storageCredentials(c), q.Operation()))
+}
+
+// deltaStorageError is a failure to load the table or vend for it (an
+// Iceberg-model error) in the Delta API's model, with its status and
+// message.
+func deltaStorageError(err error) error {
+	e := icerest.AsError(err)
+	typ := delta.InternalServerError
+	switch e.Code {
+	case http.StatusForbidden:
+		typ = delta.PermissionDenied
+	case http.StatusNotFound:
+		typ = delta.NoSuchTable
+	}
+	return delta.Errorf(e.Code, typ, "%s", e.Message)
 }
 
 // pathSource is the configured source whose catalog may hold loc.

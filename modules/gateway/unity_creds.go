@@ -11,8 +11,6 @@ import (
 
 	"github.com/lakegate/lakegate/identity"
 	"github.com/lakegate/lakegate/policies"
-	"github.com/lakegate/lakegate/storage"
-	"github.com/lakegate/lakegate/telemetry"
 	"github.com/lakegate/lakegate/translate/delta"
 	"github.com/lakegate/lakegate/translate/unity"
 	"github.com/lakegate/lakegate/upstream/icerest"
@@ -120,38 +118,11 @@ func (h *DeltaHandler) tableCredentials(w http.ResponseWriter, r *http.Request, 
 
 // vendedTableCredentials answers table credentials for a catalog that
 // vends (storage vended_credentials) with the Iceberg door's vending
-// (catalogState.vend: STS keys under a session policy confined to the
-// table's locations, reused per principal, table and access, counted
-// and audited alike). The access is the one asked: read-only for READ,
-// read-write for READ_WRITE, each decided as the Iceberg door decides
-// it (signRequest with that storage_access); a principal who may not
-// write the table's files is refused READ_WRITE rather than handed
-// read-only keys, since UC's answer names no access.
+// (App.vendTableKeys), in UC's model.
 func (h *DeltaHandler) vendedTableCredentials(r *http.Request, p *identity.Principal, cat *catalogState, ref delta.Ref,
 	location, op string) (*unity.TemporaryCredentials, error) {
-	table := tableName(ref.Namespace, ref.Name)
-	access := storage.Read
-	if op == unity.TableReadWrite {
-		access = storage.Write
-	}
-	rec := telemetry.From(r.Context())
-	rec.Table, rec.StorageAccess = table, string(access)
-	res := policies.Resource{Namespace: ref.Namespace, Table: ref.Name}
-	d := h.app.guard.decide(r, policyRequest{api: "unity", apiOp: string(unity.OpGenerateTemporaryTableCredentials),
-		op: icerest.OpSignRequest, principal: p, catalog: cat, resource: res, storageAccess: string(access)})
-	if !d.Allow {
-		telemetry.CountVend(cat.cfg.Name, string(access), "denied")
-		return nil, unity.Errorf(http.StatusForbidden, unity.PermissionDenied, "%s",
-			denial(string(unity.OpGenerateTemporaryTableCredentials), d))
-	}
-	places, err := h.app.tablePlaces(r, p, cat, icerest.Route{Operation: icerest.OpLoadTable, Namespace: ref.Namespace, Table: ref.Name})
-	if err == nil {
-		err = requirePlaces(places)
-	}
-	var c storage.Credentials
-	if err == nil {
-		c, err = cat.vend(r, p, table, places, access)
-	}
+	c, err := h.app.vendTableKeys(r, p, cat, "unity", string(unity.OpGenerateTemporaryTableCredentials),
+		ref.Namespace, ref.Name, op == unity.TableReadWrite)
 	if err != nil {
 		return nil, ucStorageError(err)
 	}

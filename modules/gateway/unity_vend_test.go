@@ -207,3 +207,73 @@ func TestUnityTemporaryTableCredentialsVended(t *testing.T) {
 		assert.Equal(t, sessionPolicyFor(st.bucket, key, want.write), sessionPolicyOf(t, calls[i]), "call %d", i)
 	}
 }
+
+// The Delta API's getTableCredentials for a catalog that vends is the
+// same vending as UC's table credentials (gofakes3 and a made-up STS):
+// read-only keys for READ, read-write for READ_WRITE, under the exact
+// session policies, reused across the two APIs for the same principal
+// and access; in the Delta API's model (one credential, the table's
+// folder as its prefix, the operation asked, the keys' own expiry); a
+// reader's READ_WRITE and a stranger's READ refused (403
+// PermissionDeniedException), no answer holding the gateway's secret.
+// Before, the translator asked the storage catalog for keys it never
+// vends (403).
+func TestDeltaTableCredentialsVended(t *testing.T) {
+	st := fakeStore(t)
+	sts := newSTSRecorder(t, "")
+	base := ucVendGateway(t, st, sts.URL, testRoleARN)
+	writer := issuedToken(t, base, "writer", "writer-secret")
+	reader := issuedToken(t, base, "reader", "reader-secret")
+	nobody := issuedToken(t, base, "nobody", "nobody-secret")
+
+	code, out := ucCall(t, http.MethodPost, base+unityAPI+"/schemas", writer, map[string]any{"name": "sales", "catalog_name": "lake"})
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	const key = "wh/ext/orders"
+	putDeltaLog(t, st, key)
+	code, info := ucCall(t, http.MethodPost, base+unityAPI+"/tables", writer, map[string]any{
+		"name": "orders", "catalog_name": "lake", "schema_name": "sales", "table_type": "EXTERNAL",
+		"data_source_format": "DELTA", "storage_location": "s3://" + st.bucket + "/" + key})
+	require.Equal(t, http.StatusOK, code, "%v", info)
+
+	creds := func(token, op string) (int, map[string]any) {
+		return ucCall(t, http.MethodGet, base+deltaAPI+"/catalogs/lake/schemas/sales/tables/orders/credentials?operation="+op, token, nil)
+	}
+	for _, c := range []struct{ token, op string }{{reader, "READ"}, {writer, "READ_WRITE"}, {reader, "READ"}} {
+		code, out := creds(c.token, c.op)
+		require.Equal(t, http.StatusOK, code, "%v", out)
+		list, _ := out["storage-credentials"].([]any)
+		require.Len(t, list, 1, "%v", out)
+		sc := list[0].(map[string]any)
+		assert.Equal(t, "s3://"+st.bucket+"/"+key+"/", sc["prefix"], "the table's folder, no sibling")
+		assert.Equal(t, c.op, sc["operation"])
+		cfg := sc["config"].(map[string]any)
+		assert.Equal(t, fakeVendedSecret, cfg["s3.secret-access-key"])
+		assert.NotEmpty(t, cfg["s3.session-token"])
+		assert.Equal(t, st.endpoint, cfg["s3.endpoint"])
+		assert.NotContains(t, cfg, "s3.session-token-expires-at-ms", "the expiry is the credential's own field")
+		exp, _ := sc["expiration-time-ms"].(float64)
+		assert.Greater(t, int64(exp), time.Now().Add(10*time.Minute).UnixMilli(), "the STS keys' own expiry")
+		raw, _ := json.Marshal(out)
+		assert.NotContains(t, string(raw), st.secret)
+	}
+	// UC's table credentials for the same principal and access reuse the keys.
+	code, rc, out := ucVended(t, base, reader, info["table_id"].(string), "READ")
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	require.NotNil(t, rc.AWS)
+
+	for _, c := range []struct{ token, op string }{{reader, "READ_WRITE"}, {nobody, "READ"}} {
+		code, out := creds(c.token, c.op)
+		assert.Equal(t, http.StatusForbidden, code, "%v", out)
+		e, _ := out["error"].(map[string]any)
+		assert.Equal(t, "PermissionDeniedException", e["type"], "%v", out)
+	}
+	code, out = creds(writer, "WRITE")
+	assert.Equal(t, http.StatusBadRequest, code, "%v", out)
+
+	calls := sts.recorded()
+	require.Len(t, calls, 2, "one AssumeRole per principal and access, shared by both APIs")
+	assert.Equal(t, "lakegate-reader", calls[0].Get("RoleSessionName"))
+	assert.Equal(t, sessionPolicyFor(st.bucket, key, false), sessionPolicyOf(t, calls[0]))
+	assert.Equal(t, "lakegate-writer", calls[1].Get("RoleSessionName"))
+	assert.Equal(t, sessionPolicyFor(st.bucket, key, true), sessionPolicyOf(t, calls[1]))
+}

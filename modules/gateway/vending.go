@@ -13,6 +13,7 @@ import (
 	"github.com/lakegate/lakegate/policies"
 	"github.com/lakegate/lakegate/storage"
 	"github.com/lakegate/lakegate/telemetry"
+	"github.com/lakegate/lakegate/translate"
 	"github.com/lakegate/lakegate/upstream"
 	"github.com/lakegate/lakegate/upstream/icerest"
 	"github.com/lakegate/lakegate/upstream/locations"
@@ -149,11 +150,10 @@ func cacheKeyOf(p *identity.Principal, table string, access storage.Access, plac
 	return b.String()
 }
 
-// storageCredential is the spec's StorageCredential.
-type storageCredential struct {
-	Prefix string            `json:"prefix"`
-	Config map[string]string `json:"config"`
-}
+// storageCredential is the spec's StorageCredential (the translators'
+// type, so the Delta API answers what the Iceberg door vends in its own
+// model).
+type storageCredential = translate.StorageCredential
 
 // credentialConfig is the FileIO config of c: the keys, their expiry,
 // where the store is.
@@ -262,6 +262,42 @@ func (h *IcebergHandler) vendFor(r *http.Request, p *identity.Principal, cat *ca
 		return storage.Credentials{}, forbidden(rt.Operation, *denied)
 	}
 	rec.StorageAccess = string(access)
+	return cat.vend(r, p, table, places, access)
+}
+
+// vendTableKeys vends p keys for one table of a catalog that vends,
+// for the Delta doors (UC's temporary table credentials, the Delta API's
+// getTableCredentials): the Iceberg door's vending (catalogState.vend:
+// STS keys under a session policy confined to the table's locations,
+// reused per principal, table and access, counted and audited alike).
+// The access is the one asked, read-write when write, else read-only,
+// decided as the Iceberg door decides it (signRequest with that
+// storage_access, as api and apiOp); a principal who may not write the
+// table's files is refused write rather than handed read-only keys,
+// since neither Delta answer names an access. Errors are in the
+// Iceberg model, for the caller to answer in its own.
+func (a *App) vendTableKeys(r *http.Request, p *identity.Principal, cat *catalogState, api, apiOp string,
+	ns []string, name string, write bool) (storage.Credentials, error) {
+	table := tableName(ns, name)
+	access := storage.Read
+	if write {
+		access = storage.Write
+	}
+	rec := telemetry.From(r.Context())
+	rec.Table, rec.StorageAccess = table, string(access)
+	d := a.guard.decide(r, policyRequest{api: api, apiOp: apiOp, op: icerest.OpSignRequest, principal: p, catalog: cat,
+		resource: policies.Resource{Namespace: ns, Table: name}, storageAccess: string(access)})
+	if !d.Allow {
+		telemetry.CountVend(cat.cfg.Name, string(access), "denied")
+		return storage.Credentials{}, icerest.Errorf(http.StatusForbidden, icerest.Forbidden, "%s", denial(apiOp, d))
+	}
+	places, err := a.tablePlaces(r, p, cat, icerest.Route{Operation: icerest.OpLoadTable, Namespace: ns, Table: name})
+	if err == nil {
+		err = requirePlaces(places)
+	}
+	if err != nil {
+		return storage.Credentials{}, err
+	}
 	return cat.vend(r, p, table, places, access)
 }
 

@@ -49,6 +49,10 @@ func ParseRequest(rt Route, query url.Values, body []byte) (*Request, error) {
 		q.rename, err = parseRename(body)
 	case OpReportMetrics:
 		q.metrics, err = parseMetrics(body)
+	case OpGetTableCredentials:
+		if op := q.Operation(); op != Read && op != ReadWrite {
+			return nil, invalidParam("operation must be READ or READ_WRITE, got %q", op)
+		}
 	case OpGetTemporaryPathCredentials:
 		loc, op := q.Location(), query.Get("operation")
 		if loc == "" {
@@ -66,6 +70,10 @@ func ParseRequest(rt Route, query url.Values, body []byte) (*Request, error) {
 
 // Location is the storage location getTemporaryPathCredentials asks for.
 func (q *Request) Location() string { return q.query.Get("location") }
+
+// Operation is the access getTableCredentials and
+// getTemporaryPathCredentials ask for: READ or READ_WRITE (validated).
+func (q *Request) Operation() string { return q.query.Get("operation") }
 
 // VendFrom names the catalog and its existing namespace that
 // getTemporaryPathCredentials vends through; the front door's

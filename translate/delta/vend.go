@@ -101,6 +101,14 @@ var credentialKeys = map[string]string{
 // expiryKeys are where Iceberg catalogs state a credential's expiry (ms).
 var expiryKeys = []string{"s3.session-token-expires-at-ms", "gcs.oauth2.token-expires-at", "adls.sas-token-expires-at-ms"}
 
+// Credentials is creds (Iceberg FileIO configs, as an Iceberg catalog
+// vends them) as the Delta API's answer for operation op: what the
+// front door vends itself (a catalog whose storage block vends) is
+// answered in the same model as what a catalog vends.
+func (s *Service) Credentials(creds []translate.StorageCredential, op string) *CredentialsResponse {
+	return &CredentialsResponse{StorageCredentials: s.deltaCredentials(creds, op)}
+}
+
 func (s *Service) deltaCredentials(creds []translate.StorageCredential, op string) []StorageCredential {
 	out := []StorageCredential{}
 	for _, c := range creds {
