@@ -3,7 +3,9 @@ package gateway
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/caddyserver/caddy/v2"
@@ -296,6 +298,9 @@ func deltaStorageError(err error) error {
 
 // pathSource is the configured source whose catalog may hold loc.
 func (h *DeltaHandler) pathSource(loc string) (PathCredentialsSource, error) {
+	if err := h.vendingPathRefusal(loc); err != nil {
+		return PathCredentialsSource{}, err
+	}
 	if len(h.PathCredentials) == 0 {
 		return PathCredentialsSource{}, delta.Errorf(http.StatusNotImplemented, delta.NotImplemented,
 			"temporary path credentials are not configured: Iceberg catalogs vend credentials per table, so lakegate "+
@@ -311,6 +316,31 @@ func (h *DeltaHandler) pathSource(loc string) (PathCredentialsSource, error) {
 	}
 	return PathCredentialsSource{}, delta.Errorf(http.StatusForbidden, delta.PermissionDenied,
 		"location %q is outside the allowed locations of every catalog that vends path credentials", loc)
+}
+
+// vendingPathRefusal refuses temporary path credentials for a location
+// of a catalog that vends (its storage block holds the keys): its keys
+// are vended per table, under the policy on that table, and a path's
+// keys would be safe only once lakegate knows which tables' files the
+// path covers (none for a new table's path, one table that may be read
+// or written for a path inside it, never a parent of tables). Finding
+// that needs every table's locations, including those the caller may
+// not list, which the catalogs do not yet answer by location; until
+// then the path is refused rather than vended too wide. The stage-create
+// path_credentials would otherwise try gets no keys from such a catalog
+// either (it strips them).
+func (h *DeltaHandler) vendingPathRefusal(loc string) error {
+	for _, name := range slices.Sorted(maps.Keys(h.app.backends)) {
+		cat := h.app.backends[name]
+		if cat.vending == nil || cat.locations == nil || !cat.locations.Allows(loc) {
+			continue
+		}
+		return delta.Errorf(http.StatusForbidden, delta.PermissionDenied,
+			"temporary path credentials are not vended for %q in catalog %q, whose storage keys are vended per table: "+
+				"lakegate cannot yet tell which tables' files a path covers, so keys for it could reach tables the policy "+
+				"keeps from you; for an existing table ask its table credentials (temporary-table-credentials)", loc, name)
+	}
+	return nil
 }
 
 // Interface guards

@@ -277,3 +277,46 @@ func TestDeltaTableCredentialsVended(t *testing.T) {
 	assert.Equal(t, "lakegate-writer", calls[1].Get("RoleSessionName"))
 	assert.Equal(t, sessionPolicyFor(st.bucket, key, true), sessionPolicyOf(t, calls[1]))
 }
+
+// Temporary path credentials of a catalog that vends are refused, in UC's
+// model and the Delta API's, naming why (lakegate cannot yet tell which
+// tables' files a path covers): for a table's own location, a new
+// table's path and the warehouse root alike, dry_run too; STS is never
+// asked. Before, UC answered 501 UNIMPLEMENTED (no path_credentials).
+func TestUnityTemporaryPathCredentialsVendingRefused(t *testing.T) {
+	st := fakeStore(t)
+	sts := newSTSRecorder(t, "")
+	base := ucVendGateway(t, st, sts.URL, testRoleARN)
+	writer := issuedToken(t, base, "writer", "writer-secret")
+
+	code, out := ucCall(t, http.MethodPost, base+unityAPI+"/schemas", writer, map[string]any{"name": "sales", "catalog_name": "lake"})
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	const key = "wh/ext/orders"
+	putDeltaLog(t, st, key)
+	code, info := ucCall(t, http.MethodPost, base+unityAPI+"/tables", writer, map[string]any{
+		"name": "orders", "catalog_name": "lake", "schema_name": "sales", "table_type": "EXTERNAL",
+		"data_source_format": "DELTA", "storage_location": "s3://" + st.bucket + "/" + key})
+	require.Equal(t, http.StatusOK, code, "%v", info)
+
+	bucket := "s3://" + st.bucket
+	for _, c := range []struct {
+		url, op string
+		dryRun  bool
+	}{
+		{bucket + "/" + key, "PATH_READ", false},
+		{bucket + "/" + key + "/part", "PATH_READ_WRITE", false},
+		{bucket + "/wh/ext/new", "PATH_CREATE_TABLE", false},
+		{bucket + "/wh/ext/new", "PATH_CREATE_TABLE", true},
+		{bucket + "/wh", "PATH_READ", false},
+	} {
+		code, out := ucCall(t, http.MethodPost, base+unityAPI+"/temporary-path-credentials", writer,
+			map[string]any{"url": c.url, "operation": c.op, "dry_run": c.dryRun})
+		ucError(t, code, out, http.StatusForbidden, "PERMISSION_DENIED", c)
+		assert.Contains(t, out["message"], "cannot yet tell which tables' files a path covers", c)
+	}
+	code, out = ucCall(t, http.MethodGet, base+deltaAPI+"/temporary-path-credentials?operation=READ&location="+bucket+"/"+key, writer, nil)
+	assert.Equal(t, http.StatusForbidden, code, "%v", out)
+	e, _ := out["error"].(map[string]any)
+	assert.Equal(t, "PermissionDeniedException", e["type"], "%v", out)
+	assert.Empty(t, sts.recorded(), "STS is never asked for a path")
+}
