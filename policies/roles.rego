@@ -17,8 +17,10 @@
 # table with input.request.storage_access: "read" (GET, HEAD, listings)
 # for readers and writers, "write" (PUT, POST, DELETE) for writers only.
 # explainDecision (POST /lakegate/explain: what this policy decides for
-# another principal, and why) and previewTable (GET /lakegate/preview: a
-# table's rows, read by the gateway) are an admin's only.
+# another principal, and why), previewTable (GET /lakegate/preview: a
+# table's rows, read by the gateway) and listShareRecipients (the Delta
+# Sharing door's {prefix}/lakegate/recipients: who may read each share)
+# are an admin's only.
 #
 # Operations whose input has no namespace (getConfig, getToken, listing
 # top-level namespaces) are open to any holder of any role; other
@@ -48,11 +50,12 @@ write_ops := {
 view_write_ops := {"createView", "replaceView", "dropView", "renameView", "registerView"}
 
 # Operations on the gateway itself rather than a catalog.
-admin_ops := {"explainDecision", "previewTable"}
+admin_ops := {"explainDecision", "previewTable", "listShareRecipients"}
 
 admin_op_reasons := {
 	"explainDecision": "only admins may see the policy's decisions for others",
 	"previewTable": "only admins may read rows through the gateway",
+	"listShareRecipients": "only admins may see who a share is shared with",
 }
 
 known_ops := (((read_ops | write_ops) | view_write_ops) | admin_ops) | {"signRequest"}

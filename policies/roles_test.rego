@@ -66,6 +66,12 @@ test_only_admin_previews if {
 	decide("r", ["reader:sales"], "previewTable", ["sales"]).reason == "reader may not previewTable: only admins may read rows through the gateway"
 }
 
+test_only_admin_lists_share_recipients if {
+	allows(["admin"], "listShareRecipients", [])
+	decide("w", ["writer"], "listShareRecipients", []).reason == "writer may not listShareRecipients: only admins may see who a share is shared with"
+	decide("r", ["reader:sales"], "listShareRecipients", []).reason == "listShareRecipients without a namespace needs a global role"
+}
+
 test_writer_reads_views if {
 	allows(["writer"], "loadView", ["sales"])
 	allows(["writer"], "listViews", ["sales"])

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/lakegate/lakegate/cache/commitlog"
 	"github.com/lakegate/lakegate/caller"
 	"github.com/lakegate/lakegate/telemetry"
 	"github.com/lakegate/lakegate/upstream/icerest"
@@ -34,6 +35,9 @@ type Pipeline struct {
 	// the catalog up to date before a LoadTable is answered, and refuses
 	// writes that would make them diverge (see Refresher).
 	Refresher Refresher
+	// Journal records the table commits the backend confirms (see
+	// WithJournal); nil records none.
+	Journal *commitlog.Journal
 
 	serve func(w http.ResponseWriter, r *http.Request, q icerest.Request, principal string)
 	// forCaller: the backend is a CallerBackend.
@@ -152,13 +156,19 @@ func (p *Pipeline) Serve(w http.ResponseWriter, r *http.Request, rt icerest.Rout
 // has passed validation; every stage reads it rather than r's query or
 // body.
 func (p *Pipeline) ServeRequest(w http.ResponseWriter, r *http.Request, q icerest.Request, principal string) {
+	if p.Journal != nil && journaled[q.Route.Operation] {
+		p.serveJournaled(w, r, q, principal, p.Refresher != nil)
+		return
+	}
 	p.serveRequest(w, r, q, principal, p.Refresher != nil)
 }
 
 // ServeBeneathRefresher runs one of the Refresher's own calls (its loads
 // and commits) through the pipeline beneath the Refresher: read once,
 // confined, replayed, cached and sent as any call, but neither refreshed
-// nor write-checked, so a refresh never re-enters itself.
+// nor write-checked, so a refresh never re-enters itself. Its commits are
+// not journaled: they copy into the catalog commits made elsewhere (a
+// Delta log's), not commits of the principal whose request ran them.
 func (p *Pipeline) ServeBeneathRefresher(w http.ResponseWriter, r *http.Request, rt icerest.Route, principal string) {
 	q, err := icerest.ParseRequest(r, rt)
 	if err != nil {

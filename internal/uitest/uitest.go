@@ -120,8 +120,8 @@ const Schema = `{"type":"struct","schema-id":0,"identifier-field-ids":[1],"field
 // Seed makes, in the catalog whose Iceberg paths start at prefixURL
 // (base + "/v1/<prefix>"), namespaces sales and sales.eu and hr, a table
 // sales.orders (partitioned by day, sorted, with three snapshots on main,
-// a branch and a tag), a table hr.people, and a view sales.big_orders,
-// as token (none when "").
+// a branch and a tag, then a second schema and partition spec), a table
+// hr.people, and a view sales.big_orders, as token (none when "").
 func Seed(t *testing.T, prefixURL, token string) {
 	t.Helper()
 	c := client{t: t, token: token}
@@ -152,6 +152,15 @@ func Seed(t *testing.T, prefixURL, token string) {
 		`{"action":"set-snapshot-ref","ref-name":"audit","type":"branch","snapshot-id":1002},`+
 		`{"action":"set-snapshot-ref","ref-name":"v1","type":"tag","snapshot-id":1001}]}`)
 	c.must(http.MethodPost, orders, commit(table.Metadata.Location, "audit", 1004, 1002, 4, now+3500, "append"))
+	// The schema evolves (a column added) and the table is partitioned by
+	// it too: schema 0 and spec 0 stay in the metadata, no longer current.
+	c.must(http.MethodPost, orders, `{"requirements":[],"updates":[`+
+		`{"action":"add-schema","schema":`+strings.TrimSuffix(strings.Replace(Schema, `"schema-id":0`, `"schema-id":1`, 1), "]}")+
+		`,{"id":14,"name":"channel","type":"string","required":false,"doc":"where the order came from"}]}},`+
+		`{"action":"set-current-schema","schema-id":-1},`+
+		`{"action":"add-spec","spec":{"spec-id":1,"fields":[{"source-id":2,"field-id":1000,"name":"placed_day","transform":"day"},`+
+		`{"source-id":14,"field-id":1001,"name":"channel","transform":"identity"}]}},`+
+		`{"action":"set-default-spec","spec-id":-1}]}`)
 	c.must(http.MethodPost, prefixURL+"/namespaces/sales/views", `{"name":"big_orders","schema":{"type":"struct","schema-id":0,"fields":[
 	  {"id":1,"name":"id","type":"long","required":true},{"id":2,"name":"total","type":"decimal(10, 2)","required":false}]},
 	 "view-version":{"version-id":1,"timestamp-ms":`+strconv.FormatInt(now, 10)+`,"schema-id":0,"summary":{"engine-name":"spark"},

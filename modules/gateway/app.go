@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/lakegate/lakegate/cache"
+	"github.com/lakegate/lakegate/cache/commitlog"
 	"github.com/lakegate/lakegate/cache/replay"
 	"github.com/lakegate/lakegate/duration"
 	"github.com/lakegate/lakegate/policies"
@@ -78,6 +79,7 @@ type App struct {
 	sharedKeys []string
 	replay     replay.Store
 	cache      *cache.Cache
+	journal    *commitlog.Journal
 	guard      *guard
 	log        *zap.Logger
 	// accessLog is Caddy's access logger (the http app's, named
@@ -205,6 +207,10 @@ func (a *App) Provision(ctx caddy.Context) error {
 	}
 	a.guard = g
 	a.backends, a.poolKeys = map[string]*catalogState{}, &heldKeys{}
+	journal, err := a.sharedJournal()
+	if err != nil {
+		return err
+	}
 	for _, cc := range a.Catalogs {
 		if cc.Unified != nil {
 			continue // over the others: see provisionUnified
@@ -216,7 +222,7 @@ func (a *App) Provision(ctx caddy.Context) error {
 		if cc.MaxRequestBody <= 0 {
 			cc.MaxRequestBody = defaultMaxRequestBody
 		}
-		var opts []upstream.PipelineOption
+		opts := []upstream.PipelineOption{upstream.WithJournal(journal)}
 		if cc.Remote != nil {
 			opts = append(opts, upstream.WithLocations(rule)) // the embedded catalog confines itself
 		}
@@ -293,7 +299,7 @@ func (a *App) provisionUnified(cc CatalogConfig) error {
 	if cc.MaxRequestBody <= 0 {
 		cc.MaxRequestBody = defaultMaxRequestBody
 	}
-	st := &catalogState{cfg: cc, pipeline: upstream.NewPipeline(cc.Name, b), separator: clientSeparator(cc)}
+	st := &catalogState{cfg: cc, pipeline: upstream.NewPipeline(cc.Name, b, upstream.WithJournal(a.journal)), separator: clientSeparator(cc)}
 	if confined {
 		st.locations = locations.Union(rules...)
 	}

@@ -62,8 +62,8 @@ func (h *IcebergHandler) Provision(ctx caddy.Context) error {
 }
 
 // ServeHTTP serves /v1/..., /lakegate/catalogs (discovery.go),
-// /lakegate/explain (explain.go) and /lakegate/preview (preview.go), and
-// passes anything else to next.
+// /lakegate/explain (explain.go), /lakegate/preview (preview.go) and
+// /lakegate/commits (commits.go), and passes anything else to next.
 func (h *IcebergHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	path := r.URL.EscapedPath()
 	if path == catalogsPath {
@@ -76,6 +76,10 @@ func (h *IcebergHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next 
 	}
 	if path == previewPath {
 		h.servePreview(w, r)
+		return nil
+	}
+	if path == commitsPath {
+		h.serveCommits(w, r)
 		return nil
 	}
 	if !strings.HasPrefix(path, "/v1/") {

@@ -89,36 +89,52 @@ func (h *IcebergHandler) servePreview(w http.ResponseWriter, r *http.Request) {
 }
 
 type previewQuery struct {
-	namespace []string
-	table     string
-	limit     int64
+	tableQuery
+	limit int64
 }
 
 func (h *IcebergHandler) previewQuery(r *http.Request) (previewQuery, *catalogState, error) {
-	v := r.URL.Query()
-	bad := func(format string, args ...any) (previewQuery, *catalogState, error) {
-		return previewQuery{}, nil, icerest.Errorf(http.StatusBadRequest, icerest.BadRequest, format, args...)
+	t, cat, err := h.tableQuery(r)
+	if err != nil {
+		return previewQuery{}, nil, err
 	}
-	q := previewQuery{table: v.Get("table"), limit: previewDefaultRows}
+	q := previewQuery{tableQuery: t, limit: previewDefaultRows}
+	if s := r.URL.Query().Get("limit"); s != "" {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n < 1 || n > previewMaxRows {
+			return previewQuery{}, nil, icerest.Errorf(http.StatusBadRequest, icerest.BadRequest,
+				"limit must be a number from 1 to %d, not %q", previewMaxRows, s)
+		}
+		q.limit = n
+	}
+	return q, cat, nil
+}
+
+// tableQuery is the table a /lakegate/ read names in its query.
+type tableQuery struct {
+	namespace []string
+	table     string
+}
+
+// tableQuery reads ?catalog=&namespace=&table= (namespace levels joined
+// by the unit separator, %1F, as in Iceberg paths): 400 for a missing
+// name or one no catalog can hold, 404 for a catalog the gateway does
+// not serve.
+func (h *IcebergHandler) tableQuery(r *http.Request) (tableQuery, *catalogState, error) {
+	v := r.URL.Query()
+	q := tableQuery{table: v.Get("table")}
 	if ns := v.Get("namespace"); ns != "" {
 		q.namespace = strings.Split(ns, icerest.UnitSeparator)
 	}
 	if len(q.namespace) == 0 || q.table == "" {
-		return bad("catalog, namespace and table are required")
+		return tableQuery{}, nil, icerest.Errorf(http.StatusBadRequest, icerest.BadRequest, "catalog, namespace and table are required")
 	}
 	if err := checkIdentifier(append(append([]string{}, q.namespace...), q.table)...); err != nil {
-		return previewQuery{}, nil, err
-	}
-	if s := v.Get("limit"); s != "" {
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil || n < 1 || n > previewMaxRows {
-			return bad("limit must be a number from 1 to %d, not %q", previewMaxRows, s)
-		}
-		q.limit = n
+		return tableQuery{}, nil, err
 	}
 	cat, ok := h.app.catalog(v.Get("catalog"))
 	if !ok {
-		return previewQuery{}, nil, icerest.Errorf(http.StatusNotFound, icerest.NoSuchWarehouse, "no catalog named %q", v.Get("catalog"))
+		return tableQuery{}, nil, icerest.Errorf(http.StatusNotFound, icerest.NoSuchWarehouse, "no catalog named %q", v.Get("catalog"))
 	}
 	return q, cat, nil
 }

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/lakegate/lakegate/cache"
+	"github.com/lakegate/lakegate/cache/commitlog"
 	"github.com/lakegate/lakegate/cache/replay"
 	"github.com/lakegate/lakegate/internal/redisurl"
 	"github.com/lakegate/lakegate/policies"
@@ -216,6 +217,48 @@ func (a *App) sharedCache() (*cache.Cache, error) {
 	a.cache = v.(pooledCache).Cache
 	a.sharedKeys = append(a.sharedKeys, key)
 	return a.cache, nil
+}
+
+// pooledJournal holds its own reference to the Redis client it uses.
+type pooledJournal struct {
+	*commitlog.Journal
+	redisKey string
+}
+
+func (p pooledJournal) Destruct() error {
+	err := p.Close()
+	if p.redisKey != "" {
+		_, _ = sharedPool.Delete(p.redisKey)
+	}
+	return err
+}
+
+// sharedJournal opens the app's record of recent commits once: in Redis
+// when the gateway has one (replicas then see each other's commits),
+// else in process memory. It lives in the pool so a reload keeps it.
+func (a *App) sharedJournal() (*commitlog.Journal, error) {
+	if a.journal != nil {
+		return a.journal, nil
+	}
+	url := cmp.Or(a.Redis, a.ReplayRedis)
+	key := "commits|" + url
+	v, _, err := sharedPool.LoadOrNew(key, func() (caddy.Destructor, error) {
+		if url == "" {
+			return pooledJournal{Journal: commitlog.NewJournal(commitlog.NewMemory(), a.log.Named("commits"))}, nil
+		}
+		client, err := redisClient(url)
+		if err != nil {
+			return nil, err
+		}
+		store := commitlog.NewRedis(client, "lakegate:commits:")
+		return pooledJournal{commitlog.NewJournal(store, a.log.Named("commits")), redisPoolKey(url)}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	a.journal = v.(pooledJournal).Journal
+	a.sharedKeys = append(a.sharedKeys, key)
+	return a.journal, nil
 }
 
 // evictionPolicy reads Redis's maxmemory-policy and reports whether it may

@@ -267,6 +267,10 @@ func (h *SharingHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next 
 	if strings.HasPrefix(rel, "/"+sharingFiles+"/") {
 		x.hideFileToken(h.app, r)
 	}
+	if rel == recipientsPath {
+		h.serveRecipients(x, r)
+		return nil
+	}
 	rt, rerr := sharing.ParseRoute(r.Method, rel)
 	x.rec.SetOperation(rt.Op)
 	if rerr != nil {

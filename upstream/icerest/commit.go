@@ -1,6 +1,9 @@
 package icerest
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"slices"
+)
 
 // Commit is what one table commit (an updateTable, or one table of a
 // commitTransaction) says that lets a gateway find it in the table
@@ -19,6 +22,13 @@ type Commit struct {
 	// Unreadable: an add-snapshot without a snapshot-id that is an
 	// int64, so the commit cannot be told in the table.
 	Unreadable bool
+	// Actions are its updates' actions, each once, in order: what the
+	// commit changes (add-schema, set-properties, ...), for the gateway's
+	// record of commits.
+	Actions []string
+	// Operations are the summary operations (append, overwrite, delete,
+	// replace) of the snapshots it adds.
+	Operations []string
 }
 
 // commitsOf reads the commits of an updateTable or commitTransaction body
@@ -58,9 +68,16 @@ func readCommit(o object) Commit {
 	}
 	for _, v := range asArray(o["updates"]) {
 		u, _ := v.(map[string]any)
+		if action, _ := u["action"].(string); !slices.Contains(c.Actions, action) {
+			c.Actions = append(c.Actions, action)
+		}
 		switch u["action"] {
 		case "add-snapshot":
 			s, _ := u["snapshot"].(map[string]any)
+			summary, _ := s["summary"].(map[string]any)
+			if op, _ := summary["operation"].(string); op != "" && !slices.Contains(c.Operations, op) {
+				c.Operations = append(c.Operations, op)
+			}
 			n, ok := s["snapshot-id"].(json.Number)
 			id, err := n.Int64()
 			if !ok || err != nil {

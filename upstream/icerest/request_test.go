@@ -70,8 +70,9 @@ func TestParseRequestRefuses(t *testing.T) {
 }
 
 // The commits of a transaction are read from the same parse, for replay
-// to find them in their tables: the snapshots they add, the refs they
-// move and assert, the table they create.
+// to find them in their tables (the snapshots they add, the refs they
+// move and assert, the table they create) and for the gateway's record of
+// commits (their actions, each once, and their snapshots' operations).
 func TestParseRequestCommits(t *testing.T) {
 	body := `{"table-changes":[` +
 		`{"identifier":{"namespace":["a"],"name":"x"},"requirements":[{"type":"assert-ref-snapshot-id","ref":"main","snapshot-id":1}],` +
@@ -83,13 +84,15 @@ func TestParseRequestCommits(t *testing.T) {
 	q, err := ParseRequest(r, Route{Operation: OpCommitTransaction})
 	require.NoError(t, err)
 	assert.Equal(t, []Commit{
-		{Table: Identifier{Namespace: []string{"a"}, Name: "x"}, Snapshots: []int64{7}, Moved: []string{"main"}, Asserted: []string{"main"}},
-		{Table: Identifier{Namespace: []string{"b"}, Name: "y"}, AssertCreate: true, UUID: "u-1"},
+		{Table: Identifier{Namespace: []string{"a"}, Name: "x"}, Snapshots: []int64{7}, Moved: []string{"main"}, Asserted: []string{"main"},
+			Actions: []string{"add-snapshot", "set-snapshot-ref"}, Operations: []string{"append"}},
+		{Table: Identifier{Namespace: []string{"b"}, Name: "y"}, AssertCreate: true, UUID: "u-1", Actions: []string{"assign-uuid"}},
 	}, q.Commits)
 
 	r = httptest.NewRequest(http.MethodPost, "/v1/namespaces/a/tables/x",
-		strings.NewReader(`{"requirements":[],"updates":[{"action":"assign-uuid","uuid":"u-2"}]}`))
+		strings.NewReader(`{"requirements":[],"updates":[{"action":"assign-uuid","uuid":"u-2"},`+
+			`{"action":"set-properties","updates":{"a":"1"}},{"action":"set-properties","updates":{"b":"2"}}]}`))
 	q, err = ParseRequest(r, Route{Operation: OpUpdateTable})
 	require.NoError(t, err)
-	assert.Equal(t, []Commit{{UUID: "u-2"}}, q.Commits)
+	assert.Equal(t, []Commit{{UUID: "u-2", Actions: []string{"assign-uuid", "set-properties"}}}, q.Commits)
 }
