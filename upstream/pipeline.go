@@ -166,17 +166,27 @@ func (p *Pipeline) ServeRequest(w http.ResponseWriter, r *http.Request, q iceres
 // ServeBeneathRefresher runs one of the Refresher's own calls (its loads
 // and commits) through the pipeline beneath the Refresher: read once,
 // confined, replayed, cached and sent as any call, but neither refreshed
-// nor write-checked, so a refresh never re-enters itself. Its commits are
-// not journaled: they copy into the catalog commits made elsewhere (a
-// Delta log's), not commits of the principal whose request ran them.
+// nor write-checked, so a refresh never re-enters itself. The Delta
+// doors' own writes come this way too, and are journaled; a refresh's are
+// not (see refreshing).
 func (p *Pipeline) ServeBeneathRefresher(w http.ResponseWriter, r *http.Request, rt icerest.Route, principal string) {
 	q, err := icerest.ParseRequest(r, rt)
 	if err != nil {
 		icerest.WriteError(w, r, err)
 		return
 	}
+	if p.Journal != nil && journaled[q.Route.Operation] && r.Context().Value(refreshing{}) == nil {
+		p.serveJournaled(w, r, q, principal, false)
+		return
+	}
 	p.serveRequest(w, r, q, principal, false)
 }
+
+// refreshing marks the context of a Refresher's Refresh: the commits it
+// makes copy into the catalog commits made elsewhere (a Delta log's), not
+// commits of the principal whose load ran the refresh, so they are not
+// journaled.
+type refreshing struct{}
 
 // serveRequest is ServeRequest with the Refresher's stage on or off.
 func (p *Pipeline) serveRequest(w http.ResponseWriter, r *http.Request, q icerest.Request, principal string, refreshed bool) {
@@ -219,7 +229,7 @@ func (p *Pipeline) serveRefreshed(w http.ResponseWriter, r *http.Request, q icer
 			rec.WriteTo(w)
 			return
 		}
-		changed, err := p.Refresher.Refresh(ctx, p.Catalog, q.Route, rec.Table())
+		changed, err := p.Refresher.Refresh(context.WithValue(ctx, refreshing{}, true), p.Catalog, q.Route, rec.Table())
 		switch {
 		case err != nil:
 			icerest.WriteError(w, r, err)

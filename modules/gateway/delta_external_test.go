@@ -71,6 +71,21 @@ func TestExternalDeltaTableFollowsItsLog(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "EXTERNAL Delta table")
 
+	// The record of commits through the gateway has the create, through
+	// the Unity Catalog door, and none of the sync's copies of the log's
+	// commits (made by the engine, not by whoever loaded the table). The
+	// record is written in order: once a later create is there, every
+	// earlier entry is.
+	code, out = ucCall(t, http.MethodPost, base+unityAPI+"/tables", "", map[string]any{
+		"name": "marker", "catalog_name": "lake", "schema_name": "sales", "table_type": "EXTERNAL",
+		"data_source_format": "DELTA", "storage_location": "file:" + filepath.Join(dir, "marker"), "properties": map[string]string{},
+		"columns": []any{}})
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	commitsOf(t, base, "", "sales", "marker", 1)
+	rec := commitsOf(t, base, "", "sales", "events", 1)
+	assert.Equal(t, "unity", rec.Commits[0].Door)
+	assert.Equal(t, []string{"create"}, rec.Commits[0].Kinds)
+
 	// What Iceberg cannot show (a deletion vector) fails the load clearly,
 	// and the table stays at version 2.
 	d := writeIDs(t, loc, "region=eu/part-d.parquet", 9)
