@@ -94,6 +94,13 @@ func TestUIOnRootCaddyfile(t *testing.T) {
 		assert.Regexp(t, ref, chart)
 	}
 	assert.Len(t, regexp.MustCompile(`<line class="parent"`).FindAllString(chart, -1), 3, "each snapshot joined to its parent")
+	// The last commits through the gateway (anonymous on the root
+	// Caddyfile), and the schema and spec the seed's last commit replaced.
+	commits := regexp.MustCompile(`(?s)<section id="commits">.*?</section>`).FindString(dom)
+	assert.Len(t, regexp.MustCompile(`<tr class="commit">`).FindAllString(commits, -1), 7, commits)
+	assert.Contains(t, commits, `<td class="principal">anonymous</td><td>iceberg</td><td>updateTable</td><td class="kinds">schema, partition spec</td>`)
+	assert.Contains(t, dom, `<details class="schema-version" data-schema-id="0"><summary>Schema 0 · 6 top-level fields</summary>`)
+	assert.Contains(t, dom, `<tr class="spec current" data-spec-id="1">`)
 	assert.Contains(t, dom, `<table id="metadata-log">`)
 	assert.Contains(t, dom, `<td>owner</td><td>sales-team</td>`)
 	// The seeded snapshots name manifest lists that were never written:
@@ -101,7 +108,7 @@ func TestUIOnRootCaddyfile(t *testing.T) {
 	assert.Contains(t, dom, `<section id="preview"><h3>First rows</h3><p class="none">Not shown: 502: reading the table's rows failed (the cause is in the server's log)</p></section>`)
 	assert.Contains(t, srv.output(), "reading a table's rows for a preview failed")
 	assert.Empty(t, uitest.WriteControls(dom))
-	uitest.Screenshot(t, bin, page, filepath.Join(shots, "ui-table.png"), 1900)
+	uitest.Screenshot(t, bin, page, filepath.Join(shots, "ui-table.png"), 2900)
 	requirePNG(t, filepath.Join(shots, "ui-table.png"))
 
 	// A Delta table's page: its log versions and protocol.
@@ -113,6 +120,7 @@ func TestUIOnRootCaddyfile(t *testing.T) {
 		assert.Contains(t, delta, row)
 	}
 	assert.Contains(t, dom, `<td class="doc">event id</td>`, "the Delta column comment is the field's doc")
+	assert.Contains(t, dom, `<td class="principal">anonymous</td><td>delta</td><td>createTable</td><td class="kinds">create</td>`, "made through the Delta door")
 
 	dom = uitest.DOM(t, bin, uitest.ViewPage(srv.base, "local", []string{"sales"}, "big_orders"))
 	assert.Contains(t, dom, `<pre class="sql">SELECT id, total FROM orders WHERE total &gt; 1000</pre>`, dom)

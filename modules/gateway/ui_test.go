@@ -267,6 +267,25 @@ func TestUIInChromiumShowsOnlyWhatThePolicyAllows(t *testing.T) {
 	assert.Contains(t, dom, `class="table-link">people</a>`)
 	assert.Empty(t, uitest.WriteControls(dom), "the browser has no write control for anyone")
 
+	// A table's page as the reader of sales: the last commits through the
+	// gateway with their principal (the admin's, seeded), every schema and
+	// partition spec with the current one marked.
+	dom = uitest.DOM(t, bin, uitest.TablePage(base, "lake", []string{"sales"}, "orders")+"&token="+url.QueryEscape(sales))
+	commits := regexp.MustCompile(`(?s)<section id="commits">.*?</section>`).FindString(dom)
+	require.NotEmpty(t, commits, dom)
+	assert.Len(t, regexp.MustCompile(`<tr class="commit">`).FindAllString(commits, -1), 7, commits)
+	assert.Regexp(t, `<tr class="commit"><td>[^<]+</td><td class="principal">admin</td><td>iceberg</td><td>updateTable</td>`+
+		`<td class="kinds">schema, partition spec</td>`, commits, "newest first")
+	assert.Contains(t, commits, `<td>updateTable</td><td class="kinds">overwrite</td><td class="num">1003</td>`)
+	assert.Contains(t, commits, `<td>createTable</td><td class="kinds">create</td>`)
+	assert.Contains(t, commits, "that this replica served")
+	assert.Contains(t, dom, `<details class="schema-version current" data-schema-id="1"><summary>Schema 1 · 7 top-level fields (current)</summary>`)
+	assert.Contains(t, dom, `<details class="schema-version" data-schema-id="0"><summary>Schema 0 · 6 top-level fields</summary>`)
+	assert.Contains(t, dom, `<td class="doc">where the order came from</td>`)
+	assert.Contains(t, dom, `<tr class="spec current" data-spec-id="1"><td class="num">1</td><td>placed_day: day(placed_at), channel: identity(channel)</td><td>current</td></tr>`)
+	assert.Contains(t, dom, `<tr class="spec" data-spec-id="0"><td class="num">0</td><td>placed_day: day(placed_at)</td><td></td></tr>`)
+	assert.Empty(t, uitest.WriteControls(dom))
+
 	// A table the policy hides is not shown by its address either.
 	dom = uitest.DOM(t, bin, uitest.TablePage(base, "lake", []string{"hr"}, "people")+"&token="+url.QueryEscape(sales))
 	assert.Contains(t, dom, `role="alert">403: loadTable: principal "sales" has no role on namespace "hr"</p>`)
@@ -309,6 +328,10 @@ func TestUIListsSharesInChromium(t *testing.T) {
 	assert.Contains(t, shares, `<span class="icon">S</span> extra.orders_copy</li>`)
 	assert.Contains(t, shares, `<li class="share" data-share="other">`)
 	assert.Contains(t, dom, `data-catalog="lake"`)
+	// An admin sees who each share is shared with, never a token.
+	assert.Contains(t, shares, `<ul class="recipients"><li class="recipient" data-recipient="partner">Recipient <strong>partner</strong> · no expiry</li></ul>`)
+	assert.Contains(t, shares, `<li class="none">No recipient (only principals the policy allows).</li>`)
+	assert.NotContains(t, dom, recipientToken)
 
 	// roles.rego gives a share's recipient no lakegate role: the door
 	// knows the token, the policy shows it nothing, and the catalogs
@@ -316,6 +339,7 @@ func TestUIListsSharesInChromium(t *testing.T) {
 	dom = uitest.DOM(t, bin, base+"/ui/#token="+url.QueryEscape(recipientToken))
 	shares = regexp.MustCompile(`(?s)<section id="shares">.*?</section>`).FindString(dom)
 	assert.Contains(t, shares, "No share is open to you.", dom)
+	assert.NotContains(t, shares, "recipient")
 	assert.NotContains(t, dom, `data-catalog="lake"`)
 	assert.Contains(t, dom, "401: ")
 	assert.Empty(t, uitest.WriteControls(dom))
@@ -406,4 +430,59 @@ func TestUIPreviewInChromium(t *testing.T) {
 	require.NotEmpty(t, rows, dom)
 	assert.Contains(t, rows, `<th>id</th><th>region</th><th>note</th>`)
 	assert.Len(t, regexp.MustCompile(`<tr><td>\d+</td><td>(eu|apac)</td><td>order \d+</td></tr>`).FindAllString(rows, -1), 10, rows)
+}
+
+// The sign-in form, driven in Chromium as a user drives it (mouse clicks,
+// typed text): a wrong secret is refused in the form and nothing is kept;
+// the reader's client id and secret get a token from lakegate's issuer,
+// kept in the tab's sessionStorage only (never in the address), and the
+// page then shows what the reader may see; "Forget token" drops it.
+func TestUILoginFormInChromium(t *testing.T) {
+	bin := uitest.Chromium(t)
+	base := rolesGateway(t)
+	uitest.Seed(t, base+"/v1/lake", uitest.Token(t, base, "admin", "admin-secret"))
+
+	s := uitest.Open(t, bin)
+	s.Navigate(base + "/ui/")
+	s.WaitFor(`document.querySelector('#main').dataset.ready === 'true'`)
+	assert.Contains(t, s.DOM(), "401: ", "anonymous callers are asked to sign in")
+
+	signIn := func(id, secret string) {
+		s.Click(`#identity details > summary`)
+		s.Click(`#login-form input[name=client_id]`)
+		s.Type(id)
+		s.Click(`#login-form input[name=client_secret]`)
+		s.Type(secret)
+		s.Click(`#login-form button[type=submit]`)
+	}
+	signIn("reader", "wrong-secret")
+	s.WaitFor(`document.querySelector('#login-form .error').textContent !== ''`)
+	var status string
+	s.Eval(`document.querySelector('#login-form .error').textContent`, &status)
+	assert.Contains(t, status, "401")
+	var kept bool
+	s.Eval(`sessionStorage.length > 0`, &kept)
+	assert.False(t, kept, "a refused sign-in keeps nothing")
+
+	s.Eval(`document.querySelector('#login-form input[name=client_secret]').value = ''`, nil)
+	s.Click(`#login-form input[name=client_secret]`)
+	s.Type("reader-secret")
+	s.Click(`#login-form button[type=submit]`)
+	s.WaitFor(`document.querySelector('#identity .who').textContent.startsWith('Using your token') && document.querySelector('[data-namespace="hr"]')`)
+	dom := s.DOM()
+	assert.Contains(t, dom, `<section class="catalog" data-catalog="lake">`)
+	assert.Contains(t, dom, `class="table-link">orders</a>`)
+	assert.NotContains(t, dom, "reader-secret")
+	assert.Empty(t, uitest.WriteControls(dom))
+	var where struct{ Href, Token string }
+	s.Eval(`({Href: location.href, Token: sessionStorage.getItem('lakegate.token') || ''})`, &where)
+	require.NotEmpty(t, where.Token, "the issuer's token is in the tab's sessionStorage")
+	assert.NotContains(t, where.Href, where.Token)
+	code, b := do(t, http.MethodGet, base+"/lakegate/catalogs", where.Token, "", nil)
+	assert.Equal(t, http.StatusOK, code, "the page's token works: %s", b)
+
+	s.Click(`#identity button.sign-out`)
+	s.WaitFor(`document.querySelector('#identity .who').textContent.startsWith('No token')`)
+	s.Eval(`sessionStorage.length > 0`, &kept)
+	assert.False(t, kept, "Forget token drops it")
 }

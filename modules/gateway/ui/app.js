@@ -253,7 +253,7 @@ async function siteConfig() {
 async function sharesSection(prefix) {
   const sec = h('section', {id: 'shares'}, h('h2', {}, 'Delta Sharing ', h('span', {class: 'kind'}, prefix)));
   try {
-    const shares = await listSharing(prefix + '/shares');
+    const [shares, recipients] = await Promise.all([listSharing(prefix + '/shares'), shareRecipients(prefix)]);
     if (!shares.length) sec.append(none('No share is open to you.'));
     const ul = h('ul', {class: 'tree'});
     for (const share of shares) {
@@ -265,6 +265,7 @@ async function sharesSection(prefix) {
       } catch (err) {
         li.append(errorBox(err));
       }
+      if (recipients) li.append(recipientList(recipients.get(share.name) || []));
       ul.append(li);
     }
     if (shares.length) sec.append(ul);
@@ -272,6 +273,26 @@ async function sharesSection(prefix) {
     sec.append(errorBox(err));
   }
   return sec;
+}
+
+// shareRecipients is who may read each share (the door's configured
+// recipients: names and expiry, never a token), by share name; null for
+// a visitor the policy does not let listShareRecipients (all but admins
+// under roles.rego), who is not told more.
+async function shareRecipients(prefix) {
+  try {
+    const doc = await api(prefix + '/lakegate/recipients');
+    return new Map((doc.shares || []).map((sh) => [sh.share, sh.recipients || []]));
+  } catch (err) {
+    return null;
+  }
+}
+
+function recipientList(recipients) {
+  if (!recipients.length) return h('ul', {class: 'recipients'}, h('li', {class: 'none'}, 'No recipient (only principals the policy allows).'));
+  return h('ul', {class: 'recipients'}, recipients.map((rc) => h('li', {class: 'recipient', 'data-recipient': rc.name},
+    'Recipient ', h('strong', {}, rc.name),
+    rc.expires ? (rc.expired ? ` · expired ${rc.expires}` : ` · until ${rc.expires}`) : ' · no expiry')));
 }
 
 async function listSharing(path) {
@@ -359,7 +380,7 @@ async function tablePage(catalog, ns, name) {
   const schemas = m.schemas || (m.schema ? [m.schema] : []);
   const schema = schemas.find((x) => x['schema-id'] === m['current-schema-id']) || schemas[schemas.length - 1] || {fields: []};
   const names = fieldNames(schema);
-  const preview = await previewSection(catalog, ns, name);
+  const [preview, commits] = await Promise.all([previewSection(catalog, ns, name), commitsSection(catalog, ns, name)]);
   return h('article', {id: 'table', 'data-table': name},
     crumbs(catalog, ns, name),
     h('h2', {}, 'Table ', name),
@@ -370,10 +391,39 @@ async function tablePage(catalog, ns, name) {
     h('h3', {}, 'Partition spec'), partitionSpec(m, names),
     h('h3', {}, 'Sort order'), sortOrder(m, names),
     h('h3', {}, 'Snapshots and refs'), snapshotChart(m), snapshotTable(m), refTable(m),
+    commits,
+    h('h3', {}, 'All schemas'), schemaHistory(schemas, schema),
+    h('h3', {}, 'All partition specs'), specHistory(m, schemas),
     deltaSection(m.properties || {}),
     h('h3', {}, 'Metadata log'), logTable('metadata-log', m['metadata-log'], 'metadata-file', 'Metadata file'),
     h('h3', {}, 'Properties'), propertyTable(m.properties),
     preview);
+}
+
+// commitsSection lists the table's last commits through the gateway
+// (GET /lakegate/commits: who, when, through which door, what kind),
+// shown to whoever may load the table.
+async function commitsSection(catalog, ns, name) {
+  const q = new URLSearchParams({catalog, namespace: ns.join('\x1f'), table: name});
+  const sec = h('section', {id: 'commits'}, h('h3', {}, 'Last commits through the gateway'));
+  try {
+    const doc = await api('/lakegate/commits?' + q.toString());
+    if (!doc.commits.length) sec.append(none('No commit through the gateway is on record.'));
+    else {
+      sec.append(table('commit-log', ['Time', 'Principal', 'Door', 'Operation', 'Kind', 'Snapshots', 'Metadata file', 'Idempotency-Key'],
+        doc.commits.map((c) => h('tr', {class: 'commit'},
+          h('td', {}, stamp(Date.parse(c.time))), h('td', {class: 'principal'}, c.principal), h('td', {}, c.door || '–'),
+          h('td', {}, c.operation), h('td', {class: 'kinds'}, (c.kinds || []).join(', ')),
+          h('td', {class: 'num'}, (c['snapshot-ids'] || []).join(', ')), h('td', {class: 'path'}, c['metadata-location'] || ''),
+          h('td', {class: 'path'}, c['idempotency-key'] || '')))));
+    }
+    sec.append(h('p', {class: 'meta'}, doc.shared
+      ? 'The newest 50, kept 7 days, from every replica of the gateway.'
+      : 'The newest 50, kept 7 days, that this replica served (the gateway has no Redis to share them through).'));
+  } catch (err) {
+    sec.append(h('p', {class: 'none'}, 'Not shown: ', err.message));
+  }
+  return sec;
 }
 
 // previewSection shows the table's first rows, which the gateway reads
@@ -454,7 +504,36 @@ function typeName(t) {
   return t.type || '?';
 }
 
-function schemaTable(schema) {
+// schemaHistory lists every schema of the table, newest first, each
+// with its fields folded away (the current one, shown above, marked).
+function schemaHistory(schemas, current) {
+  if (schemas.length < 2) return none('Only the current schema.');
+  const sorted = schemas.slice().sort((a, b) => (b['schema-id'] ?? 0) - (a['schema-id'] ?? 0));
+  return h('div', {id: 'schemas'}, sorted.map((sc) => {
+    const cur = sc === current;
+    return h('details', {class: 'schema-version' + (cur ? ' current' : ''), 'data-schema-id': sc['schema-id']},
+      h('summary', {}, `Schema ${sc['schema-id']}`, ` · ${(sc.fields || []).length} top-level fields`, cur ? ' (current)' : ''),
+      schemaTable(sc, 'schema-' + sc['schema-id']));
+  }));
+}
+
+// specHistory lists every partition spec, newest first, the default one
+// marked; source columns are named by the schema that has them.
+function specHistory(m, schemas) {
+  const specs = (m['partition-specs'] || []).slice().sort((a, b) => b['spec-id'] - a['spec-id']);
+  if (!specs.length) return none('No partition spec.');
+  const names = new Map();
+  for (const sc of schemas) for (const [id, n] of fieldNames(sc)) if (!names.has(id)) names.set(id, n);
+  return table('partition-specs', ['Spec id', 'Fields', ''], specs.map((sp) => {
+    const cur = sp['spec-id'] === m['default-spec-id'];
+    const fields = (sp.fields || []).map((f) => `${f.name}: ${f.transform}(${names.get(f['source-id']) ?? 'field ' + f['source-id']})`);
+    return h('tr', {class: 'spec' + (cur ? ' current' : ''), 'data-spec-id': sp['spec-id']},
+      h('td', {class: 'num'}, sp['spec-id']), h('td', {}, fields.length ? fields.join(', ') : 'unpartitioned'),
+      h('td', {}, cur ? 'current' : ''));
+  }));
+}
+
+function schemaTable(schema, id = 'schema') {
   const rows = schemaRows(schema.fields, 0, []).map((f) => h('tr', {class: 'field', 'data-field-id': f.id},
     h('td', {class: 'num'}, f.id),
     h('td', {class: 'fname'}, h('span', {class: 'indent d' + Math.min(f.depth, 6)}), f.name),
@@ -462,7 +541,7 @@ function schemaTable(schema) {
     h('td', {}, f.required ? 'required' : 'optional'),
     h('td', {class: 'doc'}, f.doc || '')));
   const ids = schema['identifier-field-ids'] || [];
-  return h('div', {}, table('schema', ['Field id', 'Name', 'Type', 'Required', 'Doc'], rows),
+  return h('div', {}, table(id, ['Field id', 'Name', 'Type', 'Required', 'Doc'], rows),
     ids.length ? h('p', {class: 'meta'}, 'Identifier fields: ', ids.join(', ')) : null);
 }
 
