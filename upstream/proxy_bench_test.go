@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lakegate/lakegate/cache"
+	"github.com/lakegate/lakegate/cache/commitlog"
 	"github.com/lakegate/lakegate/duration"
 	"github.com/lakegate/lakegate/upstream/icerest"
 )
@@ -42,14 +43,17 @@ func memoryBackend(tb testing.TB, body []byte) *httptest.Server {
 }
 
 // proxyPipeline is a remote catalog's pipeline on backend, with an L1
-// table cache (max_age 1h) when cached.
+// table cache (max_age 1h) when cached, and a record of commits, as the
+// gateway gives every catalog (it must cost a load nothing).
 func proxyPipeline(tb testing.TB, backend string, cached bool) *Pipeline {
 	tb.Helper()
 	remote, err := NewRemote("lake", RemoteConfig{URL: backend}, nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	var opts []PipelineOption
+	journal := commitlog.NewJournal(commitlog.NewMemory(), nil)
+	tb.Cleanup(func() { _ = journal.Close() })
+	opts := []PipelineOption{WithJournal(journal)}
 	if cached {
 		c, err := cache.New(cache.Config{}, nil, nil)
 		if err != nil {
