@@ -161,6 +161,12 @@ func (t pipelineTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 			icerest.WriteError(w, r, rerr)
 		}, rt), nil
 	}
+	if t.cat.cfg.Storage != nil && req.Header.Get("X-Iceberg-Access-Delegation") != "" {
+		// As in serveCall: the backend of a catalog with storage keys of
+		// the gateway's is not asked to vend (scan planning asks).
+		req = req.Clone(req.Context())
+		req.Header.Del("X-Iceberg-Access-Delegation")
+	}
 	principal := caller.From(req.Context()).Principal
 	return t.respond(req, func(w http.ResponseWriter, r *http.Request, q icerest.Request) {
 		t.cat.pipeline.Serve(w, r, q.Route, principal) // unread: the pipeline reads it, once

@@ -2,6 +2,7 @@ package sharing
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"path"
@@ -13,6 +14,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/lakegate/lakegate/storage"
 	"github.com/lakegate/lakegate/translate/sharing/actions"
 	"github.com/lakegate/lakegate/translate/sharing/fileurl"
 )
@@ -209,6 +211,12 @@ func (w *fileWriter) fileURL(ctx context.Context, path string) (string, error) {
 		}
 		return w.localURLs.URL(path)
 	case "s3", "s3a", "s3n":
+		if rs.l.places != nil {
+			// Refused without the location: the recipient sees the message.
+			if storage.Within(rs.l.places, path) != nil {
+				return "", errors.New("it is not a plain key inside the table's locations")
+			}
+		}
 		if w.presigner == nil {
 			if w.presigner, err = fileurl.NewS3Presigner(rs.l.props); err != nil {
 				return "", err

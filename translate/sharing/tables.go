@@ -13,6 +13,7 @@ import (
 	_ "github.com/apache/iceberg-go/io/gocloud/s3"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/lakegate/lakegate/storage"
 	"github.com/lakegate/lakegate/translate"
 	"github.com/lakegate/lakegate/translate/delta"
 	"github.com/lakegate/lakegate/translate/deltalog"
@@ -96,6 +97,10 @@ type loaded struct {
 	// latest snapshot once logHistory has read it.
 	log    *deltalog.Log
 	latest *deltalog.Snapshot
+	// places are the table's locations on S3 when its catalog's storage
+	// keys are the gateway's (storage.Within): only files under them get
+	// a URL presigned with those keys. nil for other catalogs.
+	places []storage.Place
 }
 
 // load runs LoadTable through the catalog's pipeline (so it is served
@@ -125,6 +130,21 @@ func (s *Server) load(ctx context.Context, t Target) (*loaded, error) {
 			}
 		}
 	}
+	// A catalog whose storage keys are the gateway's vends none (its
+	// answers are stripped): its files are read, and their URLs presigned,
+	// with its storage keys, confined to the table's own locations.
+	var places []storage.Place
+	if keys := s.Catalogs.StorageProperties(t.Catalog); keys != nil {
+		for k, v := range keys {
+			props[k] = v
+		}
+		mp := meta.Properties()
+		places = storage.TableLocations(meta.Location(), mp["write.data.path"], mp["write.metadata.path"])
+		if len(places) == 0 {
+			return nil, Errorf(http.StatusForbidden, CodePermissionDenied,
+				"the table's location is not on its catalog's S3 storage")
+		}
+	}
 	// The table's files are read where their locations spell, as
 	// recipients' URLs serve them (fileurl.LocalPath).
 	rawF := iceio.LoadFSFunc(props, res.MetadataLocation)
@@ -140,7 +160,7 @@ func (s *Server) load(ctx context.Context, t Target) (*loaded, error) {
 		rawF = locations.ConfineFunc(rawF, rule)
 	}
 	tbl := table.New(t.identifier(), meta, res.MetadataLocation, fsF, nil)
-	l := &loaded{target: t, tbl: tbl, props: props}
+	l := &loaded{target: t, tbl: tbl, props: props, places: places}
 	if delta.LogIsTruth(meta.Properties()) {
 		// The log's paths are URIs it decodes itself (deltalog.ResolvePath),
 		// so it reads through the plain (confined) file system, which also
