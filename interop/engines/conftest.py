@@ -27,7 +27,6 @@ fail until it goes.
 """
 
 import fnmatch
-import glob
 import json
 import os
 import subprocess
@@ -38,6 +37,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import expected_failures  # noqa: E402  (interop/expected_failures.py)
+import duckdb_ext  # noqa: E402  (next to this file)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RUN_ID = uuid.uuid4().hex[:6]
@@ -201,15 +201,7 @@ class DuckDB:
 
 
 def duckdb_connection(t):
-    import duckdb
-
-    con = duckdb.connect(config={"autoinstall_known_extensions": "false", "autoload_known_extensions": "false"})
-    for ext in ("httpfs", "avro", "iceberg"):
-        mod = __import__(f"duckdb_extension_{ext}")
-        path = glob.glob(os.path.join(os.path.dirname(mod.__file__), "extensions", f"v{duckdb.__version__}",
-                                      f"{ext}.duckdb_extension"))
-        assert path, f"duckdb-extension-{ext} carries no extension for DuckDB {duckdb.__version__}"
-        con.execute(f"LOAD '{path[0]}'")
+    con = duckdb_ext.connect()
     if t.credential:
         cid, secret = t.credential.split(":", 1)
         auth = (f"CLIENT_ID '{cid}', CLIENT_SECRET '{secret}', "

@@ -23,10 +23,9 @@
 # One Trino server (a catalog per target) runs them all, so the direct
 # targets run in the same pass as the gateways in front of the same backend.
 #
-# Trino: $TRINO_VERSION's trino-server-core tarball and trino-iceberg plugin
-# zip from Maven Central (sha256 pinned below), unpacked once into
-# $INTEROP_CACHE/trino-$TRINO_VERSION with only the Iceberg plugin; run by a
-# JDK >= 24 (Temurin 25 here) with a 2 GB heap, on 127.0.0.1:base+40.
+# Trino: $TRINO_VERSION's server with only the Iceberg plugin, pinned and
+# run as lib.sh next to this says (shared with interop/storage), on
+# 127.0.0.1:base+40.
 # Gateways: base+41..44 (admin base+112..115).
 #
 # Prints one line per target: `trino/<target>: N passed, N failed, N skipped`
@@ -40,13 +39,10 @@
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib.sh"
+. "$HERE/lib.sh"
 trap interop_cleanup EXIT
 renice -n 10 $$ >/dev/null 2>&1 || true
 
-TRINO_VERSION=476
-TRINO_CORE_SHA256=0f388f9967c177ae70a47c099082fc95387f0c3cb96d8000d1d41fc3a5223158
-TRINO_ICEBERG_SHA256=99edba5b491ed94d599aeb61e0794272d3569d8b563f3bb8569e8a49daa87b6c
-TRINO_HEAP=${TRINO_HEAP:-2G}
 TR_WORK=$INTEROP_WORK/trino
 PORT_TRINO=$(port 40)
 PORT_GW_T_EMBEDDED=$(port 41)
@@ -79,53 +75,6 @@ started=$SECONDS
 not_run() {
 	local t
 	for t in "${TARGETS[@]}"; do report "trino/$t: not run: $1"; done
-}
-
-# trino_java: a java >= 24 (Trino 476's minimum): TRINO_JAVA, then the JDKs here.
-trino_java() {
-	local j v
-	for j in "${TRINO_JAVA:-}" /usr/lib/jvm/temurin-25-jdk-amd64/bin/java "${JAVA_HOME:+$JAVA_HOME/bin/java}" \
-		/usr/lib/jvm/*/bin/java java; do
-		[ -n "$j" ] && command -v "$j" >/dev/null 2>&1 || continue
-		v=$("$j" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p')
-		if [ -n "$v" ] && [ "${v%%.*}" -ge 24 ] 2>/dev/null; then
-			echo "$j"
-			return 0
-		fi
-	done
-	return 1
-}
-
-# trino_install: the server (core tarball + Iceberg plugin) in the cache;
-# sets TRINO_HOME.
-trino_install() {
-	local m2="$INTEROP_CACHE/m2/io/trino" core iceberg
-	TRINO_HOME="$INTEROP_CACHE/trino-$TRINO_VERSION"
-	[ -e "$TRINO_HOME/.complete" ] && return 0
-	core="$m2/trino-server-core/$TRINO_VERSION/trino-server-core-$TRINO_VERSION.tar.gz"
-	iceberg="$m2/trino-iceberg/$TRINO_VERSION/trino-iceberg-$TRINO_VERSION.zip"
-	[ -f "$core" ] || mvn_cached -Dstyle.color=never dependency:get -Dtransitive=false \
-		-Dartifact="io.trino:trino-server-core:$TRINO_VERSION:tar.gz" >&2 || return 1
-	[ -f "$iceberg" ] || mvn_cached -Dstyle.color=never dependency:get -Dtransitive=false \
-		-Dartifact="io.trino:trino-iceberg:$TRINO_VERSION:zip" >&2 || return 1
-	if ! echo "$TRINO_CORE_SHA256  $core" | sha256sum -c --status ||
-		! echo "$TRINO_ICEBERG_SHA256  $iceberg" | sha256sum -c --status; then
-		echo "checksum mismatch for Trino $TRINO_VERSION's downloads; removing them" >&2
-		rm -f "$core" "$iceberg"
-		return 1
-	fi
-	rm -rf "$TRINO_HOME" "$TRINO_HOME.tmp"
-	mkdir -p "$TRINO_HOME.tmp"
-	tar xzf "$core" -C "$TRINO_HOME.tmp" --strip-components=1 || return 1
-	# The core's own plugins (exchange and spooling file systems, Python
-	# functions, geospatial, authenticators, resource groups, session
-	# properties, the keystore secrets plugin) are not needed here: only
-	# the Iceberg connector, which keeps start-up and memory small.
-	rm -rf "$TRINO_HOME.tmp/plugin" "$TRINO_HOME.tmp/secrets-plugin"
-	mkdir -p "$TRINO_HOME.tmp/plugin"
-	unzip -q "$iceberg" -d "$TRINO_HOME.tmp/plugin" || return 1
-	mv "$TRINO_HOME.tmp/plugin/trino-iceberg-$TRINO_VERSION" "$TRINO_HOME.tmp/plugin/iceberg" || return 1
-	mv "$TRINO_HOME.tmp" "$TRINO_HOME" && touch "$TRINO_HOME/.complete"
 }
 
 echo "trino: Java, Trino $TRINO_VERSION, lakegate and the virtualenv" >&2
@@ -266,54 +215,9 @@ mkdir -p "$ETC/catalog"
 for t in "${!UP[@]}"; do
 	printf '%s\n' "${UP[$t]}" >"$ETC/catalog/${t//-/_}.properties"
 done
-cat >"$ETC/config.properties" <<EOF
-coordinator=true
-node-scheduler.include-coordinator=true
-http-server.http.port=$PORT_TRINO
-discovery.uri=http://127.0.0.1:$PORT_TRINO
-query.max-memory=1GB
-query.max-memory-per-node=1GB
-node.environment=interop
-node.id=lakegate-interop
-node.bind-ip=127.0.0.1
-node.internal-address=127.0.0.1
-catalog.config-dir=$ETC/catalog
-plugin.dir=$TRINO_HOME/plugin
-EOF
-cat >"$ETC/log.properties" <<EOF
-io.trino=INFO
-io.airlift=WARN
-org.apache.iceberg=WARN
-EOF
+trino_config "$ETC" "$PORT_TRINO"
 
-start_trino() {
-	local log=$TR_WORK/trino.log i pid
-	port_free "$PORT_TRINO" Trino || return 1
-	# exec: the recorded pid is the JVM itself, so interop_cleanup stops it.
-	(cd "$TR_WORK" && exec "$TRINO_JAVA_BIN" -Xmx"$TRINO_HEAP" -XX:+UseG1GC -XX:+ExitOnOutOfMemoryError \
-		-XX:ReservedCodeCacheSize=256M -Djdk.attach.allowAttachSelf=true -XX:+EnableDynamicAgentLoading \
-		-Dconfig="$ETC/config.properties" -Dlog.levels-file="$ETC/log.properties" \
-		-cp "$TRINO_HOME/lib/*" io.trino.server.TrinoServer >"$log" 2>&1) &
-	pid=$!
-	INTEROP_PIDS+=($pid)
-	for ((i = 0; i < 1800; i++)); do
-		if curl -sf "http://127.0.0.1:$PORT_TRINO/v1/info" 2>/dev/null | grep -q '"starting":false'; then
-			echo "Trino $TRINO_VERSION up on 127.0.0.1:$PORT_TRINO after $((SECONDS - started))s" >&2
-			return 0
-		fi
-		if ! kill -0 "$pid" 2>/dev/null; then
-			echo "Trino exited during start-up:" >&2
-			grep -v '^[[:space:]]*at ' "$log" | tail -n 30 >&2
-			return 1
-		fi
-		sleep 0.1
-	done
-	echo "Trino not up after 180s:" >&2
-	tail -n 40 "$log" >&2
-	return 1
-}
-
-if ! start_trino; then
+if ! start_trino "$TR_WORK" "$ETC" "$PORT_TRINO"; then
 	not_run "Trino did not start (see $TR_WORK/trino.log)"
 	exit 1
 fi
