@@ -238,7 +238,8 @@ func TestRepositoryCaddyfilesAdapt(t *testing.T) {
 		"S3TABLES_BUCKET_ARN": "arn:aws:s3tables:us-east-1:123456789012:bucket/b", "LAKEGATE_REDIS": "redis://127.0.0.1:6379/0",
 		"LAKEKEEPER_CLIENT_ID": "id", "POLARIS_CLIENT_ID": "id", "LAKEGATE_CATALOG_DSN": "postgres://lakegate@127.0.0.1:5432/lakegate",
 		"LAKEGATE_WAREHOUSE": "s3://bucket/warehouse", "LAKEGATE_S3_ENDPOINT": "http://127.0.0.1:9",
-		"LAKEGATE_ROLE_ARN": "arn:aws:iam::123456789012:role/lakegate"} {
+		"LAKEGATE_ROLE_ARN":     "arn:aws:iam::123456789012:role/lakegate",
+		"LAKEGATE_STS_ENDPOINT": "http://127.0.0.1:9"} {
 		t.Setenv(k, v)
 	}
 	t.Chdir("..") // the files name paths from the repository root

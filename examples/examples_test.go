@@ -73,7 +73,8 @@ var examples = map[string]map[string]exampleCase{
 	},
 	"storage": {
 		"defaults": {
-			env:            map[string]string{"LAKEGATE_WAREHOUSE": "s3://lake/warehouse", "LAKEGATE_S3_ENDPOINT": "http://127.0.0.1:9000"},
+			env: map[string]string{"LAKEGATE_WAREHOUSE": "s3://lake/warehouse", "LAKEGATE_S3_ENDPOINT": "http://127.0.0.1:9000",
+				"LAKEGATE_STS_ENDPOINT": "http://127.0.0.1:9000"},
 			defaultCatalog: "lake",
 			adminListen:    "localhost:2019",
 			catalogs:       []wantCatalog{{name: "lake", embeddedDSN: dataDSN("", "storage")}},

@@ -227,7 +227,7 @@ var requiredVars = map[string][]string{
 	"nessie":     nil,
 	"gravitino":  nil,
 	"sharing":    nil,
-	"storage":    {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "LAKEGATE_S3_ENDPOINT", "LAKEGATE_WAREHOUSE"},
+	"storage":    {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "LAKEGATE_S3_ENDPOINT", "LAKEGATE_STS_ENDPOINT", "LAKEGATE_WAREHOUSE"},
 	"storage-remote": {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "LAKEGATE_ROLE_ARN", "LAKEGATE_S3_ENDPOINT",
 		"LAKEGATE_WAREHOUSE", "UPSTREAM_URL"},
 }
@@ -289,7 +289,7 @@ func TestExamplesNameMissingVariables(t *testing.T) {
 
 func placeholderValue(v string) string {
 	switch {
-	case strings.HasSuffix(v, "_URL"), v == "LAKEGATE_S3_ENDPOINT":
+	case strings.HasSuffix(v, "_URL"), strings.HasSuffix(v, "_ENDPOINT"):
 		return "http://127.0.0.1:1"
 	case v == "S3TABLES_BUCKET_ARN":
 		return "arn:aws:s3tables:us-east-1:123456789012:bucket/b"

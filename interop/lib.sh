@@ -33,7 +33,8 @@
 #            LAKEGATE_TEST_S3); base+32 lakegate, interop/storage on
 #            examples/storage (admin base+129); base+33 its reference REST
 #            server on moto; base+34 lakegate on examples/storage-remote in
-#            front of it (admin base+130)
+#            front of it (admin base+130); base+35 Trino on
+#            examples/storage; base+36 its STS recorder (interop/storage/sts_recorder.py)
 #   base+100.. admin endpoints of the gateways above (base+100+n for gateway n)
 # State lives under INTEROP_WORK (default interop/.work, git-ignored);
 # downloads under INTEROP_CACHE (default ~/.cache/lakegate-interop), reused

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # PyIceberg and Spark with no S3 keys of their own through lakegate's remote
-# signing (docs/storage.md), on moto with every SigV4 signature checked:
+# signing, Trino and DuckDB through its vended credentials, and Delta
+# Sharing's pandas connector through URLs it presigns (docs/storage.md), on
+# moto with every SigV4 signature checked:
 #
 #   interop/storage/run.sh
 #
@@ -17,6 +19,10 @@
 #   base+34  lakegate on examples/storage-remote/Caddyfile (admin base+130)
 #            in front of it: the gateway's key, remote signing, and vended
 #            credentials from moto's STS (an IAM role made here)
+#   base+35  Trino 476 (../trino/lib.sh), for the trino suite only
+#   base+36  sts_recorder.py: the gateway's STS, passing every call on to
+#            moto's and recording each AssumeRole's session policy
+#            ($RUN/sts-calls.jsonl), which moto does not enforce
 # and runs, one after the other:
 #   test_remote_signing.py  PyIceberg 0.12.0 (client-requirements.txt, fsspec
 #                           FileIO, its REST signer)
@@ -28,12 +34,19 @@
 #                           through the remote catalog, the backend's secret
 #                           never passed on, the writer's vended credentials
 #   test_spark.py           (remote-spark) the same through the remote catalog
+#   test_duckdb.py          DuckDB 1.5.5 + iceberg extension (interop/engines'
+#                           virtualenv), vended credentials
+#   test_trino.py           Trino 476 (one server, catalogs lake_writer and
+#                           lake_reader), native S3, vended credentials
+#   test_sharing.py         delta-sharing 1.4.2 + pandas (interop/sharing's
+#                           virtualenv): the share `lake`, presigned URLs
 # Prints one line per suite:
 #   storage/pyiceberg: N passed, N failed, N skipped
 #   storage/spark: N passed, N failed, N skipped
 #   storage/remote-pyiceberg: N passed, N failed, N skipped
 #   storage/remote-spark: N passed, N failed, N skipped
-# STORAGE_SUITES="pyiceberg" runs only that suite (default: all four).
+#   storage/duckdb, storage/trino, storage/sharing: the same
+# STORAGE_SUITES="pyiceberg" runs only that suite (default: all seven).
 # Logs: $INTEROP_WORK/storage.log (lakegate), $INTEROP_WORK/storage/ (moto,
 # pytest output, JUnit XML).
 set -uo pipefail
@@ -43,11 +56,11 @@ RUN=$INTEROP_WORK/storage
 mkdir -p "$RUN"
 trap '"$HERE/moto.sh" stop; interop_cleanup' EXIT
 
-SUITES=${STORAGE_SUITES:-pyiceberg spark remote-pyiceberg remote-spark}
+SUITES=${STORAGE_SUITES:-pyiceberg spark duckdb trino sharing remote-pyiceberg remote-spark}
 for suite in $SUITES; do
 	case $suite in
-	pyiceberg | spark | remote-pyiceberg | remote-spark) ;;
-	*) echo "unknown suite: $suite (pyiceberg, spark, remote-pyiceberg, remote-spark)" >&2; exit 2 ;;
+	pyiceberg | spark | duckdb | trino | sharing | remote-pyiceberg | remote-spark) ;;
+	*) echo "unknown suite: $suite (pyiceberg, spark, duckdb, trino, sharing, remote-pyiceberg, remote-spark)" >&2; exit 2 ;;
 	esac
 done
 # wants PATTERN...: whether a suite to run matches one of the (glob)
@@ -93,9 +106,16 @@ sha_empty=e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855
 curl -fsS -o /dev/null -X PUT --aws-sigv4 "aws:amz:us-east-1:s3" --user "$key_id:$secret" \
 	-H "x-amz-content-sha256: $sha_empty" "$endpoint/$bucket" || not_run "could not create the bucket on moto"
 
-if wants pyiceberg spark; then
+if wants pyiceberg spark duckdb trino sharing; then
+	PORT_STS=$(port 36)
+	port_free "$PORT_STS" "the STS recorder" || not_run "port $PORT_STS in use"
+	rm -f "$RUN/sts-calls.jsonl"
+	"$PY" "$HERE/sts_recorder.py" "$PORT_STS" "$endpoint" "$RUN/sts-calls.jsonl" 2>"$RUN/sts-recorder.log" &
+	INTEROP_PIDS+=($!)
+	wait_port "$PORT_STS" 30 "$RUN/sts-recorder.log" || not_run "the STS recorder did not start"
+
 	start_lakegate storage examples/storage/Caddyfile "$PORT_LG" "$ADMIN_LG" \
-		LAKEGATE_S3_ENDPOINT="$endpoint" LAKEGATE_WAREHOUSE="s3://$bucket/warehouse" AWS_REGION=us-east-1 \
+		LAKEGATE_S3_ENDPOINT="$endpoint" LAKEGATE_STS_ENDPOINT="http://127.0.0.1:$PORT_STS" LAKEGATE_WAREHOUSE="s3://$bucket/warehouse" AWS_REGION=us-east-1 \
 		AWS_ACCESS_KEY_ID="$key_id" AWS_SECRET_ACCESS_KEY="$secret" ||
 		not_run "lakegate did not start (see $INTEROP_WORK/storage.log)"
 fi
@@ -155,7 +175,8 @@ run_suite() {
 	local suite=$1 file=$2 py=$3 xml=$RUN/$1.xml
 	shift 3
 	env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY -u AWS_SESSION_TOKEN -u AWS_REGION -u AWS_PROFILE \
-		STORAGE_URI="http://127.0.0.1:$PORT_LG" STORAGE_S3="$endpoint" STORAGE_BUCKET="$bucket" STORAGE_ADMIN="$admin_url" "$@" \
+		STORAGE_URI="http://127.0.0.1:$PORT_LG" STORAGE_S3="$endpoint" STORAGE_BUCKET="$bucket" STORAGE_ADMIN="$admin_url" \
+		STORAGE_STS_RECORD="$RUN/sts-calls.jsonl" "$@" \
 		bash -c '. "$1/../lib.sh"; run_pytest "storage/$2" "$1" "$3" "$4" "$5" "$6"' _ \
 		"$HERE" "$suite" "$file" "$xml" "$RUN/$suite.out" "$py" || return 1
 	"$py" -c '
@@ -164,6 +185,47 @@ sys.path.insert(0, sys.argv[1])
 import junit_summary
 sys.exit(junit_summary.summarize("storage/" + sys.argv[2], "storage/" + sys.argv[2], sys.argv[3], lambda c: sys.argv[2], [sys.argv[2]]))
 ' "$INTEROP_ROOT" "$suite" "$xml" >"$RUN/summary-$suite.txt"
+}
+
+# not_ready SUITE WHY: the summary of a suite whose peers could not be made.
+not_ready() {
+	echo "storage/$1: not run: $2" >"$RUN/summary-$1.txt"
+	return 1
+}
+
+# run_trino: one Trino for the suite, with a catalog per OAuth2 client on
+# the gateway that asks for vended credentials and has the store's
+# endpoint but no keys (neither in its catalogs nor in its environment).
+run_trino() {
+	local etc=$RUN/trino/etc who port
+	port=$(port 35)
+	. "$INTEROP_ROOT/trino/lib.sh"
+	if ! TRINO_JAVA_BIN=$(trino_java) || ! trino_install; then
+		not_ready trino "no Java >= 24, or Trino $TRINO_VERSION could not be installed"
+		return
+	fi
+	local py
+	py=$(interop_venv trino "$INTEROP_ROOT/trino/requirements.txt") || { not_ready trino "the virtualenv did not install"; return; }
+	rm -rf "$RUN/trino"
+	trino_config "$etc" "$port"
+	for who in reader writer; do
+		cat >"$etc/catalog/lake_$who.properties" <<-EOF
+			connector.name=iceberg
+			iceberg.catalog.type=rest
+			iceberg.rest-catalog.uri=http://127.0.0.1:$PORT_LG
+			iceberg.rest-catalog.warehouse=lake
+			iceberg.rest-catalog.security=OAUTH2
+			iceberg.rest-catalog.oauth2.credential=$who:$who-secret
+			iceberg.rest-catalog.vended-credentials-enabled=true
+			fs.native-s3.enabled=true
+			s3.endpoint=$endpoint
+			s3.path-style-access=true
+			s3.region=us-east-1
+		EOF
+	done
+	unset AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN AWS_PROFILE
+	start_trino "$RUN/trino" "$etc" "$port" || { not_ready trino "Trino did not start (see $RUN/trino/trino.log)"; return; }
+	run_suite trino test_trino.py "$py" TRINO_URI="http://127.0.0.1:$port" STORAGE_LOG="$INTEROP_WORK/storage.log"
 }
 
 rc=0
@@ -180,7 +242,7 @@ for suite in $SUITES; do
 		;;&
 	remote-pyiceberg)
 		run_suite remote-pyiceberg test_remote_catalog.py "$PY" STORAGE_URI="http://127.0.0.1:$PORT_REMOTE" \
-			STORAGE_PREFIX=ref STORAGE_VENDING=1 STORAGE_BACKEND="http://127.0.0.1:$PORT_REF" STORAGE_BACKEND_SECRET="$REF_SECRET" || rc=1
+			STORAGE_PREFIX=ref STORAGE_BACKEND="http://127.0.0.1:$PORT_REF" STORAGE_BACKEND_SECRET="$REF_SECRET" || rc=1
 		;;
 	spark | remote-spark)
 		# The Python suites' virtualenv (pyspark) and Spark jars, shared with
@@ -197,6 +259,21 @@ for suite in $SUITES; do
 		fi
 		run_suite "$suite" test_spark.py "$spark_py" SPARK_JARS="$(ls "$jars"/*.jar | paste -sd, -)" \
 			STORAGE_CLIENT_PY="$PY" "${gw[@]}" INTEROP_WORK="$INTEROP_WORK" || rc=1
+		;;
+	duckdb)
+		if eng_py=$(interop_venv engines "$INTEROP_ROOT/engines/requirements.txt"); then
+			run_suite duckdb test_duckdb.py "$eng_py" STORAGE_LOG="$INTEROP_WORK/storage.log" || rc=1
+		else
+			not_ready duckdb "the virtualenv of interop/engines did not install" || rc=1
+		fi
+		;;
+	trino) run_trino || rc=1 ;;
+	sharing)
+		if share_py=$(interop_venv sharing "$INTEROP_ROOT/sharing/requirements.txt"); then
+			run_suite sharing test_sharing.py "$share_py" || rc=1
+		else
+			not_ready sharing "the virtualenv of interop/sharing did not install" || rc=1
+		fi
 		;;
 	esac
 done

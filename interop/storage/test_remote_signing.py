@@ -6,8 +6,6 @@ run.sh sets:
   STORAGE_S3       moto's endpoint
   STORAGE_BUCKET   the bucket the warehouse is in
   STORAGE_PREFIX   the warehouse's prefix in it (default warehouse)
-  STORAGE_VENDING  1 when the catalog vends credentials (the writer gets
-                   temporary keys from STS; default: it vends none)
   STORAGE_ADMIN    http://<key>:<secret>@host:port, used here only to look at
                    the bucket from outside (never given to PyIceberg)
 and leaves AWS_* out of this process's environment.
@@ -41,7 +39,6 @@ PREFIX = os.environ.get("STORAGE_PREFIX", "warehouse")
 ADMIN = urllib.parse.urlsplit(os.environ["STORAGE_ADMIN"])
 SECRET = urllib.parse.unquote(ADMIN.password)
 KEY_ID = urllib.parse.unquote(ADMIN.username)
-VENDING = os.environ.get("STORAGE_VENDING") == "1"
 
 
 def client(who):
@@ -120,12 +117,13 @@ def test_no_answer_carries_the_secret(table_name):
         r = requests.get(f"{URI}/v1/lake/namespaces/{ns}/tables/{name}",
                          headers={"Authorization": f"Bearer {tok}", "X-Iceberg-Access-Delegation": delegation})
         assert r.status_code == 200
-        assert SECRET not in r.text
+        assert SECRET not in r.text and KEY_ID not in r.text
         creds = r.json().get("storage-credentials") or []
-        if VENDING and delegation.startswith("vended-credentials"):
-            # Temporary keys from STS for the writer, never the gateway's.
-            assert creds and all(c["config"].get("s3.session-token") and c["config"]["s3.access-key-id"] != KEY_ID
-                                 for c in creds), creds
+        if delegation.startswith("vended-credentials"):
+            # The writer's keys vended for this table: STS's, never the gateway's.
+            assert [c["prefix"] for c in creds] == [r.json()["metadata"]["location"]], creds
+            assert all(c["config"].get("s3.session-token") and c["config"]["s3.access-key-id"] != KEY_ID
+                       for c in creds), creds
         else:
             assert not creds
     r = requests.get(f"{URI}/v1/config?warehouse=lake", headers={"Authorization": f"Bearer {tok}"})
