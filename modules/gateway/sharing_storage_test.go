@@ -55,6 +55,7 @@ func storageShare(t *testing.T, st s3Store) []string {
 	}))
 	t.Cleanup(front.Close)
 	lake := remote("lake", front.URL, nil)
+	lake["allowed_locations"] = []string{cfg.Warehouse} // a remote catalog's storage is confined to them
 	lake["storage"] = map[string]any{
 		"s3": map[string]any{"endpoint": st.endpoint, "region": st.region, "path_style": true,
 			"access_key_id": st.keyID, "secret_access_key": secretRef(t, st.secret)},
