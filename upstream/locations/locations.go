@@ -60,6 +60,22 @@ func Union(rules ...*Rule) *Rule {
 // Allows reports whether loc is one of the roots or lies below one.
 func (r *Rule) Allows(loc string) bool { return r.Check(loc) == nil }
 
+// Meets reports whether loc is one of the roots, lies below one, or holds
+// one: what lies at loc and what the rule allows may share files.
+func (r *Rule) Meets(loc string) bool {
+	p, err := parse(loc)
+	if err != nil || r == nil {
+		return false
+	}
+	p.path, p.raw = strings.TrimSuffix(p.path, "/"), strings.TrimSuffix(p.raw, "/")
+	for _, root := range r.roots {
+		if root.contains(p) || p.contains(root) {
+			return true
+		}
+	}
+	return false
+}
+
 // Check is Allows as an error: nil, or one wrapping ErrOutside that
 // names only what the caller passed in.
 func (r *Rule) Check(loc string) error {

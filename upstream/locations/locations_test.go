@@ -172,3 +172,27 @@ func TestOverlap(t *testing.T) {
 		assert.Error(t, Valid(bad), bad)
 	}
 }
+
+func TestRuleMeets(t *testing.T) {
+	r, err := New("s3://b/wh/a", "file:///data/")
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		loc  string
+		want bool
+	}{
+		{"s3://b/wh/a", true},
+		{"s3://b/wh/a/", true},
+		{"s3://b/wh/a/t", true},  // below a root
+		{"s3://b/wh", true},      // holds a root
+		{"s3a://b/wh/", true},    // holds it, under an alias
+		{"s3://b/wh/ab", false},  // a sibling prefix
+		{"s3://c/wh/a", false},   // another bucket
+		{"/data/x", true},        // below the file root
+		{"/dat", false},          // a prefix of it, not a parent
+		{"relative/wh/a", false}, // not a location
+	} {
+		assert.Equal(t, tc.want, r.Meets(tc.loc), tc.loc)
+	}
+	var none *Rule
+	assert.False(t, none.Meets("s3://b/wh"))
+}
