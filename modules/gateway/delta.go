@@ -3,9 +3,7 @@ package gateway
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"net/http"
-	"slices"
 	"strings"
 
 	"github.com/caddyserver/caddy/v2"
@@ -154,6 +152,9 @@ func (h *DeltaHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next ca
 // serve parses the request, asks the policy about every resource it
 // touches, then has the service run it.
 func (h *DeltaHandler) serve(w http.ResponseWriter, r *http.Request, rt delta.Route, p *identity.Principal) {
+	if rt.Op == delta.OpGetTemporaryPathCredentials && h.serveVendedPath(w, r, rt, p) {
+		return
+	}
 	q, err := h.request(w, r, rt)
 	if err != nil {
 		delta.WriteError(w, r, err)
@@ -296,11 +297,40 @@ func deltaStorageError(err error) error {
 	return delta.Errorf(e.Code, typ, "%s", e.Message)
 }
 
+// serveVendedPath answers getTemporaryPathCredentials for a location of
+// a catalog that vends (App.vendPathKeys: READ inside one table, decided
+// as its files' read; READ_WRITE inside one table, decided as their
+// write, or at a new table's place, decided as createTable on the
+// catalog), in the Delta API's model. It reports false, writing nothing,
+// for a location no such catalog holds.
+func (h *DeltaHandler) serveVendedPath(w http.ResponseWriter, r *http.Request, rt delta.Route, p *identity.Principal) bool {
+	q, err := delta.ParseRequest(rt, r.URL.Query(), nil)
+	if err != nil {
+		return false // answered by the usual path, in the same model
+	}
+	loc := strings.TrimSuffix(q.Location(), "/")
+	cat := h.app.vendingCatalogOf(loc)
+	if cat == nil {
+		return false
+	}
+	want := pathRead
+	if q.Operation() == delta.ReadWrite {
+		want = pathWrite
+	}
+	c, _, err := h.app.vendPathKeys(r, p, cat, "delta", string(rt.Op), loc, want, false)
+	if err != nil {
+		telemetry.From(r.Context()).Refused()
+		delta.WriteError(w, r, deltaStorageError(err))
+		return true
+	}
+	// Keys for one principal: not for shared caches.
+	w.Header().Set("Cache-Control", "no-store")
+	delta.WriteJSON(w, http.StatusOK, h.svc.Credentials(cat.vending.storageCredentials(c), q.Operation()))
+	return true
+}
+
 // pathSource is the configured source whose catalog may hold loc.
 func (h *DeltaHandler) pathSource(loc string) (PathCredentialsSource, error) {
-	if err := h.vendingPathRefusal(loc); err != nil {
-		return PathCredentialsSource{}, err
-	}
 	if len(h.PathCredentials) == 0 {
 		return PathCredentialsSource{}, delta.Errorf(http.StatusNotImplemented, delta.NotImplemented,
 			"temporary path credentials are not configured: Iceberg catalogs vend credentials per table, so lakegate "+
@@ -316,31 +346,6 @@ func (h *DeltaHandler) pathSource(loc string) (PathCredentialsSource, error) {
 	}
 	return PathCredentialsSource{}, delta.Errorf(http.StatusForbidden, delta.PermissionDenied,
 		"location %q is outside the allowed locations of every catalog that vends path credentials", loc)
-}
-
-// vendingPathRefusal refuses temporary path credentials for a location
-// of a catalog that vends (its storage block holds the keys): its keys
-// are vended per table, under the policy on that table, and a path's
-// keys would be safe only once lakegate knows which tables' files the
-// path covers (none for a new table's path, one table that may be read
-// or written for a path inside it, never a parent of tables). Finding
-// that needs every table's locations, including those the caller may
-// not list, which the catalogs do not yet answer by location; until
-// then the path is refused rather than vended too wide. The stage-create
-// path_credentials would otherwise try gets no keys from such a catalog
-// either (it strips them).
-func (h *DeltaHandler) vendingPathRefusal(loc string) error {
-	for _, name := range slices.Sorted(maps.Keys(h.app.backends)) {
-		cat := h.app.backends[name]
-		if cat.vending == nil || cat.locations == nil || !cat.locations.Allows(loc) {
-			continue
-		}
-		return delta.Errorf(http.StatusForbidden, delta.PermissionDenied,
-			"temporary path credentials are not vended for %q in catalog %q, whose storage keys are vended per table: "+
-				"lakegate cannot yet tell which tables' files a path covers, so keys for it could reach tables the policy "+
-				"keeps from you; for an existing table ask its table credentials (temporary-table-credentials)", loc, name)
-	}
-	return nil
 }
 
 // Interface guards

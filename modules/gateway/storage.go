@@ -227,6 +227,17 @@ func (a *App) tablePlaces(r *http.Request, p *identity.Principal, cat *catalogSt
 // gateway's keys used there. One location outside refuses the table: the
 // answer cannot be trusted for the others either.
 func tableLocations(body []byte, rule *locations.Rule) ([]storage.Place, error) {
+	locs, err := confinedLocations(body, rule)
+	if err != nil {
+		return nil, err
+	}
+	return storage.TableLocations(locs...), nil
+}
+
+// confinedLocations reads a LoadTableResult's locations as written (the
+// table's location, write.data.path, write.metadata.path; "" when not
+// set), each inside rule, else the refusal tableLocations answers.
+func confinedLocations(body []byte, rule *locations.Rule) ([]string, error) {
 	var doc struct {
 		Metadata struct {
 			Location   string            `json:"location"`
@@ -245,7 +256,7 @@ func tableLocations(body []byte, rule *locations.Rule) ([]storage.Place, error) 
 					"nothing is signed or vended for the table", loc)
 		}
 	}
-	return storage.TableLocations(locs...), nil
+	return locs, nil
 }
 
 // serveRemoteSigning runs next and adds to a table answer's config where

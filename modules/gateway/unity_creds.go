@@ -186,6 +186,9 @@ func (h *DeltaHandler) pathCredentials(w http.ResponseWriter, r *http.Request, p
 	if req.OnFileSystem() {
 		return h.localPathCredentials(r, p, req)
 	}
+	if cat := h.app.vendingCatalogOf(req.Location); cat != nil {
+		return h.vendedPathCredentials(r, p, cat, req)
+	}
 	src, err := h.pathSource(req.Location)
 	if err != nil {
 		return nil, err
@@ -207,6 +210,27 @@ func (h *DeltaHandler) pathCredentials(w http.ResponseWriter, r *http.Request, p
 		return nil, err
 	}
 	return unity.Credentials(req.Location, out.(*delta.CredentialsResponse).StorageCredentials, h.credentialsExpiry()), nil
+}
+
+// vendedPathCredentials answers path credentials for a location of a
+// catalog that vends: App.vendPathKeys (the catalog's tables enumerated,
+// the path decided as the table it lies in or as a new table's place),
+// in UC's model; dry_run decides and vends nothing.
+func (h *DeltaHandler) vendedPathCredentials(r *http.Request, p *identity.Principal, cat *catalogState,
+	req *unity.PathCredentialsRequest) (*unity.TemporaryCredentials, error) {
+	want := map[string]pathAccess{unity.PathRead: pathRead, unity.PathReadWrite: pathReadWrite,
+		unity.PathCreateTable: pathCreateTable}[*req.Operation]
+	dry := req.DryRun != nil && *req.DryRun
+	c, vended, err := h.app.vendPathKeys(r, p, cat, "unity", string(unity.OpGenerateTemporaryPathCredentials),
+		req.Location, want, dry)
+	if err != nil {
+		return nil, ucStorageError(err)
+	}
+	if !vended {
+		return unity.Credentials(req.Location, nil, h.credentialsExpiry()), nil
+	}
+	return &unity.TemporaryCredentials{URL: req.Location, ExpirationTime: c.Expires.UnixMilli(),
+		AWS: &unity.AWSCredentials{AccessKeyID: c.AccessKeyID, SecretAccessKey: c.SecretAccessKey, SessionToken: c.SessionToken}}, nil
 }
 
 // localPathCredentials checks a file: path: the first catalog (by name)

@@ -22,13 +22,14 @@ import (
 // ucVendGateway serves UC's API (lakegate_delta) and the Iceberg door in
 // front of catalog lake, embedded in the gateway, its warehouse
 // s3://<bucket>/wh on st, whose storage block vends credentials from sts
-// as roleARN; clients reader, writer and nobody under vendPolicy.
-func ucVendGateway(t *testing.T, st s3Store, sts, roleARN string) string {
+// as roleARN, then the extra catalogs; clients reader, writer and nobody
+// under vendPolicy.
+func ucVendGateway(t *testing.T, st s3Store, sts, roleARN string, extra ...any) string {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "vend.rego"), []byte(vendPolicy), 0o600))
 	addr := freeAddr(t)
 	return serveOn(t, addr, caddyJSONHandlers(t, addr, map[string]any{
-		"catalogs": []any{map[string]any{
+		"catalogs": append([]any{map[string]any{
 			"name":     "lake",
 			"embedded": map[string]any{"dsn": filepath.Join(t.TempDir(), "catalog.db"), "warehouse": "s3://" + st.bucket + "/wh"},
 			"storage": map[string]any{
@@ -36,7 +37,7 @@ func ucVendGateway(t *testing.T, st s3Store, sts, roleARN string) string {
 					"access_key_id": st.keyID, "secret_access_key": secretRef(t, st.secret)},
 				"vended_credentials": map[string]any{"role_arn": roleARN, "sts_endpoint": sts, "duration": "15m"},
 			},
-		}},
+		}}, extra...),
 		"identity": map[string]any{"required": true, "issuer": map[string]any{"clients": []any{
 			map[string]any{"id": "reader", "secret_bcrypt": bcryptHash(t, "reader-secret"), "groups": []string{"reader"}},
 			map[string]any{"id": "writer", "secret_bcrypt": bcryptHash(t, "writer-secret"), "groups": []string{"writer"}},
@@ -278,45 +279,196 @@ func TestDeltaTableCredentialsVended(t *testing.T) {
 	assert.Equal(t, sessionPolicyFor(st.bucket, key, true), sessionPolicyOf(t, calls[1]))
 }
 
-// Temporary path credentials of a catalog that vends are refused, in UC's
-// model and the Delta API's, naming why (lakegate cannot yet tell which
-// tables' files a path covers): for a table's own location, a new
-// table's path and the warehouse root alike, dry_run too; STS is never
-// asked. Before, UC answered 501 UNIMPLEMENTED (no path_credentials).
-func TestUnityTemporaryPathCredentialsVendingRefused(t *testing.T) {
+// pathVendTables creates, through the Iceberg door as writer, the tables
+// path credentials are decided against: sales.t1 and sales.t10 (sibling
+// prefixes) under wh/ext, and sales.sub.deep (a nested namespace) at
+// wh/nested/deep whose data lie at wh/datadeep (write.data.path).
+func pathVendTables(t *testing.T, st s3Store, base, writer string) {
+	t.Helper()
+	for _, ns := range []string{`["sales"]`, `["sales","sub"]`} {
+		status, body := do(t, http.MethodPost, base+"/v1/lake/namespaces", writer, `{"namespace":`+ns+`}`, nil)
+		require.Equal(t, http.StatusOK, status, "%s", body)
+	}
+	const schema = `"schema":{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"a","type":"int","required":false}]}`
+	b := "s3://" + st.bucket
+	for _, c := range []struct{ ns, table, extra string }{
+		{"sales", `"name":"t1","location":"` + b + `/wh/ext/t1"`, ""},
+		{"sales", `"name":"t10","location":"` + b + `/wh/ext/t10"`, ""},
+		{"sales%1Fsub", `"name":"deep","location":"` + b + `/wh/nested/deep"`,
+			`,"properties":{"write.data.path":"` + b + `/wh/datadeep"}`},
+	} {
+		status, body := do(t, http.MethodPost, base+"/v1/lake/namespaces/"+c.ns+"/tables", writer,
+			"{"+c.table+","+schema+c.extra+"}", nil)
+		require.Equal(t, http.StatusOK, status, "%s", body)
+	}
+}
+
+// Temporary path credentials of a catalog that vends: the catalog's
+// tables enumerated as the gateway, a url inside exactly one table is
+// decided as that table's files (signRequest read or write) and keyed to
+// the url alone; a new table's place (in no table, holding none) as
+// createTable on the catalog; a parent of tables, the warehouse root, a
+// url in no table for reading, and a new table inside a table are
+// refused (PERMISSION_DENIED); dry_run decides and vends nothing. The
+// session policy sent to STS for each is exact. In the Delta API's model
+// alike. An enumeration that fails (a table that cannot be loaded)
+// refuses every path of the catalog.
+func TestUnityTemporaryPathCredentialsVended(t *testing.T) {
 	st := fakeStore(t)
 	sts := newSTSRecorder(t, "")
 	base := ucVendGateway(t, st, sts.URL, testRoleARN)
 	writer := issuedToken(t, base, "writer", "writer-secret")
+	reader := issuedToken(t, base, "reader", "reader-secret")
+	pathVendTables(t, st, base, writer)
+	require.Empty(t, sts.recorded())
 
-	code, out := ucCall(t, http.MethodPost, base+unityAPI+"/schemas", writer, map[string]any{"name": "sales", "catalog_name": "lake"})
-	require.Equal(t, http.StatusOK, code, "%v", out)
-	const key = "wh/ext/orders"
-	putDeltaLog(t, st, key)
-	code, info := ucCall(t, http.MethodPost, base+unityAPI+"/tables", writer, map[string]any{
-		"name": "orders", "catalog_name": "lake", "schema_name": "sales", "table_type": "EXTERNAL",
-		"data_source_format": "DELTA", "storage_location": "s3://" + st.bucket + "/" + key})
-	require.Equal(t, http.StatusOK, code, "%v", info)
-
-	bucket := "s3://" + st.bucket
-	for _, c := range []struct {
-		url, op string
-		dryRun  bool
-	}{
-		{bucket + "/" + key, "PATH_READ", false},
-		{bucket + "/" + key + "/part", "PATH_READ_WRITE", false},
-		{bucket + "/wh/ext/new", "PATH_CREATE_TABLE", false},
-		{bucket + "/wh/ext/new", "PATH_CREATE_TABLE", true},
-		{bucket + "/wh", "PATH_READ", false},
-	} {
-		code, out := ucCall(t, http.MethodPost, base+unityAPI+"/temporary-path-credentials", writer,
-			map[string]any{"url": c.url, "operation": c.op, "dry_run": c.dryRun})
-		ucError(t, code, out, http.StatusForbidden, "PERMISSION_DENIED", c)
-		assert.Contains(t, out["message"], "cannot yet tell which tables' files a path covers", c)
+	b := "s3://" + st.bucket
+	ask := func(token, url, op string, dryRun bool) (int, ucTempCreds, map[string]any) {
+		t.Helper()
+		code, out := ucCall(t, http.MethodPost, base+unityAPI+"/temporary-path-credentials", token,
+			map[string]any{"url": url, "operation": op, "dry_run": dryRun})
+		raw, err := json.Marshal(out)
+		require.NoError(t, err)
+		var c ucTempCreds
+		require.NoError(t, json.Unmarshal(raw, &c), "%s", raw)
+		return code, c, out
 	}
-	code, out = ucCall(t, http.MethodGet, base+deltaAPI+"/temporary-path-credentials?operation=READ&location="+bucket+"/"+key, writer, nil)
-	assert.Equal(t, http.StatusForbidden, code, "%v", out)
-	e, _ := out["error"].(map[string]any)
-	assert.Equal(t, "PermissionDeniedException", e["type"], "%v", out)
-	assert.Empty(t, sts.recorded(), "STS is never asked for a path")
+	// vended asks and checks the answer and the one STS call it made.
+	vended := func(token, url, op, prefix string, write bool) {
+		t.Helper()
+		n := len(sts.recorded())
+		code, c, out := ask(token, url, op, false)
+		require.Equal(t, http.StatusOK, code, "%s %s: %v", op, url, out)
+		require.NotNil(t, c.AWS, "%v", out)
+		assert.Equal(t, strings.TrimSuffix(url, "/"), c.URL)
+		assert.True(t, strings.HasPrefix(c.AWS.AccessKeyID, "ASIAFAKE"), "%v", out)
+		assert.NotEqual(t, st.secret, c.AWS.SecretAccessKey)
+		calls := sts.recorded()
+		require.Len(t, calls, n+1, "one STS call for %s %s", op, url)
+		assert.Equal(t, sessionPolicyFor(st.bucket, prefix, write), sessionPolicyOf(t, calls[n]), "%s %s", op, url)
+	}
+	refused := func(token, url, op string, dryRun bool, why string) {
+		t.Helper()
+		n := len(sts.recorded())
+		code, _, out := ask(token, url, op, dryRun)
+		ucError(t, code, out, http.StatusForbidden, "PERMISSION_DENIED", op, url)
+		assert.Contains(t, out["message"], why, "%s %s", op, url)
+		assert.Len(t, sts.recorded(), n, "STS not asked for %s %s", op, url)
+	}
+
+	// A table's own location: the reader reads, only the writer writes.
+	vended(reader, b+"/wh/ext/t1", "PATH_READ", "wh/ext/t1", false)
+	refused(reader, b+"/wh/ext/t1", "PATH_READ_WRITE", false, "may not signRequest")
+	vended(writer, b+"/wh/ext/t1/", "PATH_READ_WRITE", "wh/ext/t1", true)
+	// Inside a table: keys for that path only; t1 does not hold t10's.
+	vended(reader, b+"/wh/ext/t1/data/part-0", "PATH_READ", "wh/ext/t1/data/part-0", false)
+	vended(reader, b+"/wh/ext/t10/data", "PATH_READ", "wh/ext/t10/data", false)
+	// A nested namespace's table, by its location and its write.data.path.
+	vended(reader, b+"/wh/nested/deep", "PATH_READ", "wh/nested/deep", false)
+	vended(writer, b+"/wh/datadeep/x", "PATH_READ_WRITE", "wh/datadeep/x", true)
+	// Parents of tables, the warehouse root, a url in no table.
+	refused(writer, b+"/wh/ext", "PATH_READ", false, "credentials for a parent of tables are never vended")
+	refused(writer, b+"/wh/ext/t", "PATH_READ_WRITE", false, "lies inside no table")
+	refused(writer, b+"/wh", "PATH_CREATE_TABLE", false, "parent of tables")
+	refused(writer, b+"/wh/nested", "PATH_CREATE_TABLE", false, "holds table sales.sub.deep")
+	refused(writer, b+"/wh/new/t", "PATH_READ", false, "lies inside no table")
+	// A new table's place: the writer creates, the reader may not.
+	vended(writer, b+"/wh/new/t", "PATH_CREATE_TABLE", "wh/new/t", true)
+	vended(writer, b+"/wh/ext/t100", "PATH_CREATE_TABLE", "wh/ext/t100", true)
+	refused(reader, b+"/wh/new/t", "PATH_CREATE_TABLE", false, "reader may not createTable")
+	refused(writer, b+"/wh/ext/t1/inner", "PATH_CREATE_TABLE", false, "lies inside table sales.t1")
+	// dry_run: decided, nothing vended.
+	n := len(sts.recorded())
+	code, c, out := ask(writer, b+"/wh/new/u", "PATH_CREATE_TABLE", true)
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	assert.Nil(t, c.AWS, "%v", out)
+	assert.Equal(t, b+"/wh/new/u", c.URL)
+	assert.Len(t, sts.recorded(), n)
+	refused(reader, b+"/wh/new/u", "PATH_CREATE_TABLE", true, "reader may not createTable")
+	refused(reader, b+"/wh/ext", "PATH_READ", true, "parent of tables")
+
+	// The Delta API: READ inside a table, READ_WRITE inside a table or at
+	// a new table's place.
+	delta := func(token, loc, op string) (int, map[string]any) {
+		t.Helper()
+		code, out := ucCall(t, http.MethodGet, base+deltaAPI+"/temporary-path-credentials?operation="+op+"&location="+loc, token, nil)
+		return code, out
+	}
+	deltaVended := func(token, loc, op, prefix string, write bool) {
+		t.Helper()
+		n := len(sts.recorded())
+		code, out := delta(token, loc, op)
+		require.Equal(t, http.StatusOK, code, "%s %s: %v", op, loc, out)
+		creds, _ := out["storage-credentials"].([]any)
+		require.Len(t, creds, 1, "%v", out)
+		cred := creds[0].(map[string]any)
+		assert.Equal(t, b+"/"+prefix+"/", cred["prefix"], "the folder, as for a table: %v", out)
+		assert.Equal(t, op, cred["operation"], "%v", out)
+		calls := sts.recorded()
+		require.Len(t, calls, n+1, "%v", out)
+		assert.Equal(t, sessionPolicyFor(st.bucket, prefix, write), sessionPolicyOf(t, calls[n]))
+	}
+	deltaRefused := func(token, loc, op, why string) {
+		t.Helper()
+		n := len(sts.recorded())
+		code, out := delta(token, loc, op)
+		assert.Equal(t, http.StatusForbidden, code, "%v", out)
+		e, _ := out["error"].(map[string]any)
+		assert.Equal(t, "PermissionDeniedException", e["type"], "%v", out)
+		assert.Contains(t, e["message"], why, "%v", out)
+		assert.Len(t, sts.recorded(), n)
+	}
+	deltaVended(reader, b+"/wh/ext/t10", "READ", "wh/ext/t10", false)
+	deltaVended(writer, b+"/wh/ext/t10/data", "READ_WRITE", "wh/ext/t10/data", true)
+	deltaVended(writer, b+"/wh/new/v", "READ_WRITE", "wh/new/v", true)
+	deltaRefused(reader, b+"/wh/new/v", "READ_WRITE", "reader may not createTable")
+	deltaRefused(reader, b+"/wh/ext/t10", "READ_WRITE", "may not signRequest")
+	deltaRefused(writer, b+"/wh/ext", "READ", "parent of tables")
+	deltaRefused(writer, b+"/wh/new/v", "READ", "lies inside no table")
+
+	// A table the gateway cannot load (its metadata gone): no view of
+	// the catalog, so no path is vended, even one in another table.
+	ctx := context.Background()
+	list, err := st.client().ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(st.bucket), Prefix: aws.String("wh/ext/t10/metadata/")})
+	require.NoError(t, err)
+	require.NotEmpty(t, list.Contents)
+	for _, o := range list.Contents {
+		_, err := st.client().DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(st.bucket), Key: o.Key})
+		require.NoError(t, err)
+	}
+	n = len(sts.recorded())
+	code, _, out = ask(writer, b+"/wh/new/w", "PATH_CREATE_TABLE", false)
+	assert.Equal(t, http.StatusServiceUnavailable, code, "%v", out)
+	assert.Contains(t, out["message"], `enumerating catalog "lake"'s tables`, "%v", out)
+	assert.Contains(t, out["message"], "sales.t10", "%v", out)
+	code, out = delta(reader, b+"/wh/ext/t1", "READ")
+	assert.Equal(t, http.StatusServiceUnavailable, code, "%v", out)
+	assert.Len(t, sts.recorded(), n, "nothing vended on a partial view")
+}
+
+// A path that another catalog's locations meet (a parent of its
+// warehouse, or inside it) is refused: that catalog's tables are not
+// enumerated. Paths apart from it are vended as before.
+func TestUnityTemporaryPathCredentialsSharedLocations(t *testing.T) {
+	st := fakeStore(t)
+	sts := newSTSRecorder(t, "")
+	b := "s3://" + st.bucket
+	base := ucVendGateway(t, st, sts.URL, testRoleARN, map[string]any{
+		"name":     "other",
+		"embedded": map[string]any{"dsn": filepath.Join(t.TempDir(), "other.db"), "warehouse": b + "/wh/shared"},
+	})
+	writer := issuedToken(t, base, "writer", "writer-secret")
+	for _, url := range []string{b + "/wh/shared/t", b + "/wh/shared"} {
+		code, out := ucCall(t, http.MethodPost, base+unityAPI+"/temporary-path-credentials", writer,
+			map[string]any{"url": url, "operation": "PATH_CREATE_TABLE"})
+		ucError(t, code, out, http.StatusForbidden, "PERMISSION_DENIED", url)
+		assert.Contains(t, out["message"], `meets the allowed locations of catalog "other" too`, url)
+	}
+	assert.Empty(t, sts.recorded())
+	code, out := ucCall(t, http.MethodPost, base+unityAPI+"/temporary-path-credentials", writer,
+		map[string]any{"url": b + "/wh/new", "operation": "PATH_CREATE_TABLE"})
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	calls := sts.recorded()
+	require.Len(t, calls, 1)
+	assert.Equal(t, sessionPolicyFor(st.bucket, "wh/new", true), sessionPolicyOf(t, calls[0]))
 }

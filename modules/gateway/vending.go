@@ -278,18 +278,10 @@ func (h *IcebergHandler) vendFor(r *http.Request, p *identity.Principal, cat *ca
 // Iceberg model, for the caller to answer in its own.
 func (a *App) vendTableKeys(r *http.Request, p *identity.Principal, cat *catalogState, api, apiOp string,
 	ns []string, name string, write bool) (storage.Credentials, error) {
-	table := tableName(ns, name)
-	access := storage.Read
-	if write {
-		access = storage.Write
-	}
-	rec := telemetry.From(r.Context())
-	rec.Table, rec.StorageAccess = table, string(access)
-	d := a.guard.decide(r, policyRequest{api: api, apiOp: apiOp, op: icerest.OpSignRequest, principal: p, catalog: cat,
-		resource: policies.Resource{Namespace: ns, Table: name}, storageAccess: string(access)})
-	if !d.Allow {
-		telemetry.CountVend(cat.cfg.Name, string(access), "denied")
-		return storage.Credentials{}, icerest.Errorf(http.StatusForbidden, icerest.Forbidden, "%s", denial(apiOp, d))
+	access := accessOf(write)
+	if err := a.decideVend(r, p, cat, policyRequest{api: api, apiOp: apiOp, op: icerest.OpSignRequest,
+		resource: policies.Resource{Namespace: ns, Table: name}}, tableName(ns, name), access); err != nil {
+		return storage.Credentials{}, err
 	}
 	places, err := a.tablePlaces(r, p, cat, icerest.Route{Operation: icerest.OpLoadTable, Namespace: ns, Table: name})
 	if err == nil {
@@ -298,7 +290,33 @@ func (a *App) vendTableKeys(r *http.Request, p *identity.Principal, cat *catalog
 	if err != nil {
 		return storage.Credentials{}, err
 	}
-	return cat.vend(r, p, table, places, access)
+	return cat.vend(r, p, tableName(ns, name), places, access)
+}
+
+// accessOf is read-write access when write, else read-only.
+func accessOf(write bool) storage.Access {
+	if write {
+		return storage.Write
+	}
+	return storage.Read
+}
+
+// decideVend has the policy decide q (its api, operation and resource;
+// p, cat and access filled in here) before keys named what are vended
+// with access, noting both in the access log; a denial is counted and
+// answered in the Iceberg model.
+func (a *App) decideVend(r *http.Request, p *identity.Principal, cat *catalogState, q policyRequest, what string, access storage.Access) error {
+	rec := telemetry.From(r.Context())
+	rec.Table, rec.StorageAccess = what, string(access)
+	q.principal, q.catalog = p, cat
+	if q.op == icerest.OpSignRequest {
+		q.storageAccess = string(access)
+	}
+	if d := a.guard.decide(r, q); !d.Allow {
+		telemetry.CountVend(cat.cfg.Name, string(access), "denied")
+		return icerest.Errorf(http.StatusForbidden, icerest.Forbidden, "%s", denial(q.apiOp, d))
+	}
+	return nil
 }
 
 // serveLoadCredentials answers loadCredentials for a catalog that vends:
