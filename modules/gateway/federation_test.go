@@ -41,9 +41,10 @@ func caddyJSONHandlers(t testing.TB, addr string, app map[string]any, handlers .
 		"apps": map[string]any{
 			"lakegate": app,
 			"http": map[string]any{"servers": map[string]any{"lakegate": map[string]any{
-				"listen":          []string{addr},
-				"routes":          []any{map[string]any{"handle": handlers}},
-				"automatic_https": map[string]any{"disable": true},
+				"listen":            []string{addr},
+				"listener_wrappers": []any{map[string]any{"wrapper": "lakegate_handoff"}},
+				"routes":            []any{map[string]any{"handle": handlers}},
+				"automatic_https":   map[string]any{"disable": true},
 			}}},
 		},
 	})
