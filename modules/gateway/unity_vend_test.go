@@ -87,6 +87,33 @@ func s3With(st s3Store, c ucTempCreds) *s3.Client {
 		Credentials: credentials.NewStaticCredentialsProvider(c.AWS.AccessKeyID, c.AWS.SecretAccessKey, c.AWS.SessionToken)})
 }
 
+// ucVendFixture is a vending gateway (ucVendGateway) on st with its
+// three principals' tokens and schema lake.sales holding the EXTERNAL
+// Delta table orders at wh/ext/orders, registered through UC without
+// columns (the gateway reads its log).
+type ucVendFixture struct {
+	base, writer, reader, nobody string
+	key, logKey, loc, id         string
+}
+
+func newUCVendFixture(t *testing.T, st s3Store, sts, roleARN string) ucVendFixture {
+	t.Helper()
+	f := ucVendFixture{base: ucVendGateway(t, st, sts, roleARN), key: "wh/ext/orders"}
+	f.writer = issuedToken(t, f.base, "writer", "writer-secret")
+	f.reader = issuedToken(t, f.base, "reader", "reader-secret")
+	f.nobody = issuedToken(t, f.base, "nobody", "nobody-secret")
+	code, out := ucCall(t, http.MethodPost, f.base+unityAPI+"/schemas", f.writer, map[string]any{"name": "sales", "catalog_name": "lake"})
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	f.logKey = putDeltaLog(t, st, f.key)
+	f.loc = "s3://" + st.bucket + "/" + f.key
+	code, info := ucCall(t, http.MethodPost, f.base+unityAPI+"/tables", f.writer, map[string]any{
+		"name": "orders", "catalog_name": "lake", "schema_name": "sales", "table_type": "EXTERNAL",
+		"data_source_format": "DELTA", "storage_location": f.loc})
+	require.Equal(t, http.StatusOK, code, "%v", info)
+	f.id = info["table_id"].(string)
+	return f
+}
+
 // UC's temporary table credentials for an EXTERNAL Delta table on S3 in
 // a catalog that vends (storage vended_credentials): STS keys, the same
 // vending as the Iceberg door's, scoped by the session policy to exactly
@@ -98,27 +125,16 @@ func TestUnityTemporaryTableCredentialsVendedOnMoto(t *testing.T) {
 	st := motoStore(t)
 	role := motoRole(t, st)
 	sts := newSTSRecorder(t, st.endpoint)
-	base := ucVendGateway(t, st, sts.URL, role)
-	writer := issuedToken(t, base, "writer", "writer-secret")
-	reader := issuedToken(t, base, "reader", "reader-secret")
-	nobody := issuedToken(t, base, "nobody", "nobody-secret")
-
-	code, out := ucCall(t, http.MethodPost, base+unityAPI+"/schemas", writer, map[string]any{"name": "sales", "catalog_name": "lake"})
-	require.Equal(t, http.StatusOK, code, "%v", out)
-	const key = "wh/ext/orders"
-	logKey := putDeltaLog(t, st, key)
-	loc := "s3://" + st.bucket + "/" + key
 	// Registered as engines register an EXTERNAL table: no columns, the
 	// log holds them (read by the gateway with its storage keys).
-	code, info := ucCall(t, http.MethodPost, base+unityAPI+"/tables", writer, map[string]any{
-		"name": "orders", "catalog_name": "lake", "schema_name": "sales", "table_type": "EXTERNAL",
-		"data_source_format": "DELTA", "storage_location": loc})
-	require.Equal(t, http.StatusOK, code, "%v", info)
-	code, info = ucCall(t, http.MethodGet, base+unityAPI+"/tables/lake.sales.orders", reader, nil)
+	f := newUCVendFixture(t, st, sts.URL, role)
+	base, writer, reader, nobody := f.base, f.writer, f.reader, f.nobody
+	key, logKey, loc, id := f.key, f.logKey, f.loc, f.id
+	code, info := ucCall(t, http.MethodGet, base+unityAPI+"/tables/lake.sales.orders", reader, nil)
 	require.Equal(t, http.StatusOK, code, "%v", info)
 	cols, _ := info["columns"].([]any)
 	require.Len(t, cols, 2, "the log's columns: %v", info)
-	id := info["table_id"].(string)
+	require.Equal(t, id, info["table_id"])
 
 	ctx := context.Background()
 	code, rc, out := ucVended(t, base, reader, id, "READ")
@@ -166,20 +182,8 @@ func TestUnityTemporaryTableCredentialsVendedOnMoto(t *testing.T) {
 func TestUnityTemporaryTableCredentialsVended(t *testing.T) {
 	st := fakeStore(t)
 	sts := newSTSRecorder(t, "")
-	base := ucVendGateway(t, st, sts.URL, testRoleARN)
-	writer := issuedToken(t, base, "writer", "writer-secret")
-	reader := issuedToken(t, base, "reader", "reader-secret")
-	nobody := issuedToken(t, base, "nobody", "nobody-secret")
-
-	code, out := ucCall(t, http.MethodPost, base+unityAPI+"/schemas", writer, map[string]any{"name": "sales", "catalog_name": "lake"})
-	require.Equal(t, http.StatusOK, code, "%v", out)
-	const key = "wh/ext/orders"
-	putDeltaLog(t, st, key)
-	code, info := ucCall(t, http.MethodPost, base+unityAPI+"/tables", writer, map[string]any{
-		"name": "orders", "catalog_name": "lake", "schema_name": "sales", "table_type": "EXTERNAL",
-		"data_source_format": "DELTA", "storage_location": "s3://" + st.bucket + "/" + key})
-	require.Equal(t, http.StatusOK, code, "%v", info)
-	id := info["table_id"].(string)
+	f := newUCVendFixture(t, st, sts.URL, testRoleARN)
+	base, reader, writer, nobody, key, id := f.base, f.reader, f.writer, f.nobody, f.key, f.id
 
 	for _, c := range []struct{ token, op string }{{reader, "READ"}, {reader, "READ"}, {writer, "READ_WRITE"}, {writer, "READ"}} {
 		code, got, out := ucVended(t, base, c.token, id, c.op)
@@ -190,7 +194,7 @@ func TestUnityTemporaryTableCredentialsVended(t *testing.T) {
 		raw, _ := json.Marshal(out)
 		assert.NotContains(t, string(raw), st.secret)
 	}
-	code, _, out = ucVended(t, base, reader, id, "READ_WRITE")
+	code, _, out := ucVended(t, base, reader, id, "READ_WRITE")
 	ucError(t, code, out, http.StatusForbidden, "PERMISSION_DENIED")
 	code, _, out = ucVended(t, base, nobody, id, "READ")
 	ucError(t, code, out, http.StatusForbidden, "PERMISSION_DENIED")
@@ -222,19 +226,8 @@ func TestUnityTemporaryTableCredentialsVended(t *testing.T) {
 func TestDeltaTableCredentialsVended(t *testing.T) {
 	st := fakeStore(t)
 	sts := newSTSRecorder(t, "")
-	base := ucVendGateway(t, st, sts.URL, testRoleARN)
-	writer := issuedToken(t, base, "writer", "writer-secret")
-	reader := issuedToken(t, base, "reader", "reader-secret")
-	nobody := issuedToken(t, base, "nobody", "nobody-secret")
-
-	code, out := ucCall(t, http.MethodPost, base+unityAPI+"/schemas", writer, map[string]any{"name": "sales", "catalog_name": "lake"})
-	require.Equal(t, http.StatusOK, code, "%v", out)
-	const key = "wh/ext/orders"
-	putDeltaLog(t, st, key)
-	code, info := ucCall(t, http.MethodPost, base+unityAPI+"/tables", writer, map[string]any{
-		"name": "orders", "catalog_name": "lake", "schema_name": "sales", "table_type": "EXTERNAL",
-		"data_source_format": "DELTA", "storage_location": "s3://" + st.bucket + "/" + key})
-	require.Equal(t, http.StatusOK, code, "%v", info)
+	f := newUCVendFixture(t, st, sts.URL, testRoleARN)
+	base, reader, writer, nobody, key := f.base, f.reader, f.writer, f.nobody, f.key
 
 	creds := func(token, op string) (int, map[string]any) {
 		return ucCall(t, http.MethodGet, base+deltaAPI+"/catalogs/lake/schemas/sales/tables/orders/credentials?operation="+op, token, nil)
@@ -258,7 +251,7 @@ func TestDeltaTableCredentialsVended(t *testing.T) {
 		assert.NotContains(t, string(raw), st.secret)
 	}
 	// UC's table credentials for the same principal and access reuse the keys.
-	code, rc, out := ucVended(t, base, reader, info["table_id"].(string), "READ")
+	code, rc, out := ucVended(t, base, reader, f.id, "READ")
 	require.Equal(t, http.StatusOK, code, "%v", out)
 	require.NotNil(t, rc.AWS)
 
