@@ -49,20 +49,35 @@ func fakeStore(t testing.TB) s3Store {
 // http://<key id>:<secret>@host:port), with a fresh bucket; the test skips
 // without it.
 func motoStore(t *testing.T) s3Store {
-	raw := os.Getenv("LAKEGATE_TEST_S3")
+	return envStore(t, "LAKEGATE_TEST_S3", "interop/storage/moto.sh")
+}
+
+// minioStore is MinIO, which evaluates STS session policies
+// (interop/storage/minio.sh: LAKEGATE_TEST_MINIO is
+// http://<root user>:<password>@host:port), with a fresh bucket; the test
+// skips without it.
+func minioStore(t *testing.T) s3Store {
+	return envStore(t, "LAKEGATE_TEST_MINIO", "interop/storage/minio.sh")
+}
+
+// envStore is the S3 at the URL in the environment variable env
+// (http://<key id>:<secret>@host:port, set by script), with a fresh
+// bucket created with that key; the test skips when env is unset.
+func envStore(t *testing.T, env, script string) s3Store {
+	raw := os.Getenv(env)
 	if raw == "" {
-		t.Skip("LAKEGATE_TEST_S3 is not set (interop/storage/moto.sh start sets it)")
+		t.Skipf("%s is not set (%s start sets it)", env, script)
 	}
 	u, err := url.Parse(raw)
-	require.NoError(t, err, "LAKEGATE_TEST_S3")
+	require.NoError(t, err, env)
 	secret, _ := u.User.Password()
-	require.NotEmpty(t, secret, "LAKEGATE_TEST_S3 carries no secret")
+	require.NotEmpty(t, secret, "%s carries no secret", env)
 	st := s3Store{endpoint: u.Scheme + "://" + u.Host, region: "us-east-1", keyID: u.User.Username(), secret: secret}
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
 	st.bucket = "lakegate-sign-" + hex.EncodeToString(b)
 	_, err = st.client().CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: aws.String(st.bucket)})
-	require.NoError(t, err, "creating a bucket on moto with the key of LAKEGATE_TEST_S3")
+	require.NoError(t, err, "creating a bucket with the key of %s", env)
 	return st
 }
 

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/stretchr/testify/assert"
@@ -118,6 +120,17 @@ decision := {"allow": true} if {
 // credentials from sts as roleARN, with clients reader, writer and
 // nobody (no group), under the roles policy or vendPolicy.
 func vendGateway(t *testing.T, st s3Store, sts, roleARN string, roles bool) string {
+	policy := map[string]any{"dir": "../../policies", "package": "lakegate.roles"}
+	if !roles {
+		dir := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "vend.rego"), []byte(vendPolicy), 0o600))
+		policy = map[string]any{"dir": dir, "package": "lakegate.vendtest"}
+	}
+	return vendGatewayUnder(t, st, sts, roleARN, policy)
+}
+
+// vendGatewayUnder is vendGateway under the gateway policy block policy.
+func vendGatewayUnder(t *testing.T, st s3Store, sts, roleARN string, policy map[string]any) string {
 	cfg := embeddedtest.Config(t, embedded.SQLite)
 	cfg.Warehouse = "s3://" + st.bucket + "/wh"
 	cfg.Properties = map[string]string{"s3.endpoint": st.endpoint, "s3.region": st.region,
@@ -130,12 +143,6 @@ func vendGateway(t *testing.T, st s3Store, sts, roleARN string, roles bool) stri
 			"access_key_id": st.keyID, "secret_access_key": secretRef(t, st.secret)},
 		"vended_credentials": map[string]any{"role_arn": roleARN, "sts_endpoint": sts, "duration": "15m"},
 		"remote_signing":     true,
-	}
-	policy := map[string]any{"dir": "../../policies", "package": "lakegate.roles"}
-	if !roles {
-		dir := t.TempDir()
-		require.NoError(t, os.WriteFile(filepath.Join(dir, "vend.rego"), []byte(vendPolicy), 0o600))
-		policy = map[string]any{"dir": dir, "package": "lakegate.vendtest"}
 	}
 	return gateway(t, map[string]any{
 		"catalogs": []any{lake},
@@ -454,6 +461,89 @@ func TestVendedCredentialsOnMoto(t *testing.T) {
 	assert.Equal(t, role, calls[0].Get("RoleArn"))
 	assert.Equal(t, wantSessionPolicy(st.bucket, true), sessionPolicyOf(t, calls[0]))
 	assert.Equal(t, wantSessionPolicy(st.bucket, false), sessionPolicyOf(t, calls[1]))
+}
+
+// Through MinIO, which evaluates AssumeRole's session policy (moto does
+// not), under policies/storage_roles.rego: the reader's vended keys read
+// the table's files but MinIO refuses their PUT and DELETE there and
+// their read of another table; the writer's write inside the table and
+// nowhere else. MinIO ignores RoleArn for AssumeRole with a user's keys
+// (the keys inherit the user's, here root's, rights, narrowed by the
+// session policy), so the gateway's well-formed testRoleARN is enough.
+// Every refusal here comes from the session policy alone: widen it in
+// storage.SessionPolicy (say, s3:PutObject for reads, or a resource at
+// the bucket's root) and this test fails.
+func TestVendedCredentialsOnMinIO(t *testing.T) {
+	st := minioStore(t)
+	base := vendGatewayUnder(t, st, st.endpoint, testRoleARN,
+		map[string]any{"dir": "../../policies", "package": "lakegate.storage_roles"})
+	writer := issuedToken(t, base, "writer", "writer-secret")
+	reader := issuedToken(t, base, "reader", "reader-secret")
+	createSignTable(t, base, writer)
+	status, body := do(t, http.MethodPost, base+"/v1/lake/namespaces/sales/tables", writer,
+		`{"name":"t2","schema":{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"a","type":"int","required":false}]}}`, nil)
+	require.Equal(t, http.StatusOK, status, "%s", body)
+
+	ctx := context.Background()
+	root := st.client()
+	put := func(c *s3.Client, key, content string) error {
+		_, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(st.bucket), Key: aws.String(key),
+			Body: strings.NewReader(content)})
+		return err
+	}
+	get := func(c *s3.Client, key string) (string, error) {
+		out, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(st.bucket), Key: aws.String(key)})
+		if err != nil {
+			return "", err
+		}
+		defer out.Body.Close()
+		b, err := io.ReadAll(out.Body)
+		return string(b), err
+	}
+	vended := func(tok string) *s3.Client {
+		status, res, body := loadVended(t, base, tok)
+		require.Equal(t, http.StatusOK, status, "%s", body)
+		require.Len(t, res.Credentials, 1, "%s", body)
+		assert.NotContains(t, string(body), st.secret)
+		c := res.Credentials[0].Config
+		require.NotEqual(t, st.keyID, c["s3.access-key-id"], "temporary keys, not the gateway's")
+		return s3.New(s3.Options{Region: c["client.region"], BaseEndpoint: aws.String(c["s3.endpoint"]),
+			UsePathStyle: c["s3.path-style-access"] == "true",
+			Credentials:  credentials.NewStaticCredentialsProvider(c["s3.access-key-id"], c["s3.secret-access-key"], c["s3.session-token"])})
+	}
+	// refused: MinIO answered 403 AccessDenied (not, say, a bad signature).
+	refused := func(err error, what string) {
+		t.Helper()
+		var re *awshttp.ResponseError
+		require.True(t, errors.As(err, &re), "%s: want AccessDenied, got %v", what, err)
+		assert.Equal(t, http.StatusForbidden, re.HTTPStatusCode(), what)
+		assert.Contains(t, err.Error(), "AccessDenied", what)
+	}
+
+	inside := tableKey + "/data/vended.parquet"
+	other := "wh/sales.db/t2/data/other.parquet"
+	require.NoError(t, put(root, other, "another table's file"))
+
+	w := vended(writer)
+	require.NoError(t, put(w, inside, "written with vended keys"), "the writer's vended keys PUT inside the table")
+	refused(put(w, other, "x"), "the writer's vended keys PUT in another table")
+	refused(put(w, "wh/outside.parquet", "x"), "the writer's vended keys PUT outside every table")
+
+	r := vended(reader)
+	got, err := get(r, inside)
+	require.NoError(t, err, "the reader's vended keys GET inside the table")
+	assert.Equal(t, "written with vended keys", got)
+	refused(put(r, inside, "overwritten"), "the reader's vended keys PUT inside the table")
+	refused(put(r, tableKey+"/data/new.parquet", "x"), "the reader's vended keys PUT a new file in the table")
+	_, err = r.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(st.bucket), Key: aws.String(inside)})
+	refused(err, "the reader's vended keys DELETE inside the table")
+	_, err = get(r, other)
+	refused(err, "the reader's vended keys GET another table's file")
+
+	// What the refusals left: the file as the writer wrote it.
+	got, err = get(root, inside)
+	require.NoError(t, err)
+	assert.Equal(t, "written with vended keys", got)
 }
 
 func sha256Hex(s string) string {
