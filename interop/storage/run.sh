@@ -253,7 +253,7 @@ for suite in $SUITES; do
 			rc=1
 			continue
 		fi
-		gw=(STORAGE_LOG="$INTEROP_WORK/storage.log")
+		gw=(STORAGE_LOG="$INTEROP_WORK/storage.log" STORAGE_READER_VENDED=1)
 		if [ "$suite" = remote-spark ]; then
 			gw=(STORAGE_URI="http://127.0.0.1:$PORT_REMOTE" STORAGE_LOG="$INTEROP_WORK/storage-remote.log")
 		fi

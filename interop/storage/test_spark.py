@@ -27,10 +27,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 KEYS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE")
 
 
-def catalog_conf(who):
-    """One Iceberg REST catalog per OAuth2 client of examples/storage."""
-    p = f"spark.sql.catalog.{who}"
-    return {
+def catalog_conf(who, delegation="remote-signing"):
+    """One Iceberg REST catalog per OAuth2 client of examples/storage and
+    access delegation: `writer`/`reader` sign remotely, `vwriter`/`vreader`
+    (the same clients) take vended credentials, with the store's endpoint
+    but no keys."""
+    p = f"spark.sql.catalog.{who if delegation == 'remote-signing' else 'v' + who}"
+    conf = {
         p: "org.apache.iceberg.spark.SparkCatalog",
         f"{p}.type": "rest",
         f"{p}.uri": URI,
@@ -40,9 +43,13 @@ def catalog_conf(who):
         # lakegate's issuer (examples/storage): the spec's default path,
         # named so Iceberg does not warn about the fallback.
         f"{p}.oauth2-server-uri": f"{URI}/v1/oauth/tokens",
-        f"{p}.header.X-Iceberg-Access-Delegation": "remote-signing",
+        f"{p}.header.X-Iceberg-Access-Delegation": delegation,
         f"{p}.io-impl": "org.apache.iceberg.aws.s3.S3FileIO",
     }
+    if delegation == "vended-credentials":
+        conf.update({f"{p}.s3.endpoint": os.environ["STORAGE_S3"], f"{p}.s3.path-style-access": "true",
+                     f"{p}.client.region": "us-east-1"})
+    return conf
 
 
 @pytest.fixture(scope="module")
@@ -61,8 +68,9 @@ def spark():
         .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
     )
     for who in ("writer", "reader"):
-        for k, v in catalog_conf(who).items():
-            builder = builder.config(k, v)
+        for delegation in ("remote-signing", "vended-credentials"):
+            for k, v in catalog_conf(who, delegation).items():
+                builder = builder.config(k, v)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("WARN")
     yield session
@@ -145,6 +153,23 @@ def test_reader_reads_but_writes_nothing(spark, ns):
     assert "reader may not signRequest for writing" in text, text[-2000:]
     assert table_keys(spark, t) == before, "no file of the reader's was written"
     assert ids(spark, f"SELECT id FROM {t}") == list(range(3, 9))
+
+
+def test_vended_credentials(spark, ns):
+    """Spark with vended credentials instead of signing: the writer's
+    S3FileIO gets STS keys scoped to the table (storage-credentials) and
+    creates, inserts and reads; under examples/storage's storage_roles a
+    reader gets read-only keys and reads (STORAGE_READER_VENDED=1; the
+    remote example's roles policy vends readers nothing)."""
+    t = f"{ns}.vended"
+    spark.sql(f"CREATE TABLE vwriter.{t} (id BIGINT, name STRING) USING iceberg")
+    spark.sql(f"INSERT INTO vwriter.{t} VALUES (1, 'a'), (2, 'b')")
+    spark.sql(f"INSERT INTO vwriter.{t} VALUES (3, 'c')")
+    assert ids(spark, f"SELECT id FROM vwriter.{t}") == [1, 2, 3]
+    assert any("/data/" in k and k.endswith(".parquet") for k in table_keys(spark, f"vwriter.{t}"))
+    assert ids(spark, f"SELECT id FROM writer.{t}") == [1, 2, 3], "signed reads see the vended writes"
+    if os.environ.get("STORAGE_READER_VENDED") == "1":
+        assert ids(spark, f"SELECT id FROM vreader.{t}") == [1, 2, 3]
 
 
 def test_pyiceberg_reads_what_spark_wrote(spark, ns):
