@@ -20,6 +20,7 @@ import (
 	// The modules of this build: caddy/modules says which and why.
 	_ "github.com/lakegate/lakegate/caddy/modules"
 
+	"github.com/lakegate/lakegate/internal/gcfloor"
 	"github.com/lakegate/lakegate/modules/gateway"
 	"github.com/lakegate/lakegate/telemetry"
 )
@@ -35,6 +36,12 @@ func main() {
 	// Before Caddy reads the environment: a `tracing` handler without a
 	// collector configured makes spans but sends them nowhere.
 	telemetry.DisableUnrequestedTraceExport(os.Getenv, os.Setenv)
+	floor, err := gcFloor(os.Getenv)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "lakegate:", err)
+		os.Exit(1)
+	}
+	gcfloor.Start(floor, 100)
 	if rootHelp(os.Args[1:]) {
 		printHelp(os.Stdout)
 		return

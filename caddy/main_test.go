@@ -398,3 +398,39 @@ func TestTraceExportOffUnlessRequested(t *testing.T) {
 	}
 	assert.True(t, warned, "a failed export is a warning of lakegate.otel:\n%s", loud)
 }
+
+func TestGCFloorSetting(t *testing.T) {
+	env := func(kv ...string) func(string) string {
+		return func(k string) string {
+			for i := 0; i+1 < len(kv); i += 2 {
+				if kv[i] == k {
+					return kv[i+1]
+				}
+			}
+			return ""
+		}
+	}
+	for _, c := range []struct {
+		name string
+		env  []string
+		want uint64
+		err  string
+	}{
+		{"default", nil, defaultGCFloor, ""},
+		{"a size", []string{"LAKEGATE_GC_FLOOR", "128MiB"}, 128 << 20, ""},
+		{"off", []string{"LAKEGATE_GC_FLOOR", "off"}, 0, ""},
+		{"zero", []string{"LAKEGATE_GC_FLOOR", "0"}, 0, ""},
+		{"the operator's GOGC wins", []string{"GOGC", "150", "LAKEGATE_GC_FLOOR", "128MiB"}, 0, ""},
+		{"not a size", []string{"LAKEGATE_GC_FLOOR", "lots"}, 0, `LAKEGATE_GC_FLOOR="lots": not a size`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := gcFloor(env(c.env...))
+			if c.err != "" {
+				require.ErrorContains(t, err, c.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, c.want, got)
+		})
+	}
+}
