@@ -80,6 +80,19 @@ port_free() {
 	fi
 }
 
+# stop_pidfile FILE: stops the detached server whose pid FILE holds (one
+# a script started with setsid to outlive it), waits up to 5 s for it to
+# go, and removes FILE.
+stop_pidfile() {
+	local pid
+	[ -f "$1" ] || return 0
+	pid=$(cat "$1")
+	if kill "$pid" 2>/dev/null; then
+		for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	fi
+	rm -f "$1"
+}
+
 # wait_port PORT [SECONDS] [LOGFILE]: waits until 127.0.0.1:PORT accepts.
 wait_port() {
 	local port=$1 secs=${2:-60} log=${3:-} i

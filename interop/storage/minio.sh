@@ -27,17 +27,7 @@ RUN=${MINIO_RUN:-$INTEROP_WORK/storage}
 PORT=${STORAGE_MINIO_PORT:-$(port 37)}
 mkdir -p "$RUN"
 
-stop() {
-	local pid
-	[ -f "$RUN/minio.pid" ] || return 0
-	pid=$(cat "$RUN/minio.pid")
-	kill "$pid" 2>/dev/null && wait_gone "$pid"
-	rm -f "$RUN/minio.pid"
-}
-
-wait_gone() {
-	for _ in $(seq 50); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.1; done
-}
+stop() { stop_pidfile "$RUN/minio.pid"; }
 
 # install: the pinned MinIO from the Go module proxy, built once (nice:
 # it is a large build) into its own folder of the cache.

@@ -23,17 +23,7 @@ RUN=${MOTO_RUN:-$INTEROP_WORK/storage}
 PORT=${STORAGE_MOTO_PORT:-$(port 31)}
 mkdir -p "$RUN"
 
-stop() {
-	local pid
-	[ -f "$RUN/moto.pid" ] || return 0
-	pid=$(cat "$RUN/moto.pid")
-	kill "$pid" 2>/dev/null && wait_gone "$pid"
-	rm -f "$RUN/moto.pid"
-}
-
-wait_gone() {
-	for _ in $(seq 50); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.1; done
-}
+stop() { stop_pidfile "$RUN/moto.pid"; }
 
 start() {
 	local py url
