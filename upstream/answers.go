@@ -138,6 +138,9 @@ func readTopMember(s *jsonscan.Scanner, a *icerest.TableAnswer) error {
 	case "storage-credentials":
 		a.HasStorageCredentials = true
 		readStorageCredentials(s, a)
+	case "remote-signing-config":
+		a.SignerSettings = true
+		return readRemoteSigningConfig(s, a)
 	default:
 		err := caseVariant(key, topFolds) // before Skip reuses key's buffer
 		s.Skip()
@@ -152,7 +155,7 @@ func readTopMember(s *jsonscan.Scanner, a *icerest.TableAnswer) error {
 // "Config" holding credentials would pass strip_credentials, a
 // "Format-Version" escape the check. Such an answer is refused.
 var (
-	topFolds      = strictjson.Folds([]string{"metadata-location", "metadata", "config", "storage-credentials"})
+	topFolds      = strictjson.Folds([]string{"metadata-location", "metadata", "config", "storage-credentials", "remote-signing-config"})
 	metadataFolds = strictjson.Folds(append(slices.Collect(maps.Keys(metadataFields)),
 		"format-version", "table-uuid", "properties"))
 )
@@ -182,7 +185,7 @@ func nullOr(s *jsonscan.Scanner, what string) error {
 	return errors.New(what)
 }
 
-// readConfig notes a secret among the config's keys; a config that is
+// readConfig notes a secret or a signer setting among the config's keys; a config that is
 // not a string map is the client's to refuse.
 func readConfig(s *jsonscan.Scanner, a *icerest.TableAnswer) {
 	if !s.BeginObject() {
@@ -190,8 +193,12 @@ func readConfig(s *jsonscan.Scanner, a *icerest.TableAnswer) {
 		return
 	}
 	for s.More() {
-		if icerest.IsSecretConfigKey(string(s.Key())) {
+		k := string(s.Key())
+		if icerest.IsSecretConfigKey(k) {
 			a.SecretConfig = true
+		}
+		if icerest.IsSignerConfigKey(k) {
+			a.SignerSettings = true
 		}
 		s.Skip()
 	}
@@ -212,6 +219,44 @@ func readStorageCredentials(s *jsonscan.Scanner, a *icerest.TableAnswer) {
 		s.Skip()
 	}
 }
+
+// readRemoteSigningConfig notes static signer headers: anything in
+// "headers" but null or an empty object (a form other than the spec's
+// object is taken to hold some, as for storage-credentials). A case
+// variant of "headers" or "properties" is refused, as at the top level:
+// a Go client would read it, strip_credentials would not.
+func readRemoteSigningConfig(s *jsonscan.Scanner, a *icerest.TableAnswer) error {
+	if !s.BeginObject() {
+		s.Skip()
+		return nil
+	}
+	var err error
+	for s.More() {
+		key := s.Key()
+		if string(key) != "headers" {
+			if e := caseVariant(key, signerFolds); e != nil && err == nil {
+				err = e
+			}
+			s.Skip()
+			continue
+		}
+		switch {
+		case s.Null():
+		case s.BeginObject():
+			for s.More() {
+				a.SignerHeaders = true
+				s.Key()
+				s.Skip()
+			}
+		default:
+			a.SignerHeaders = true
+			s.Skip()
+		}
+	}
+	return err
+}
+
+var signerFolds = strictjson.Folds([]string{"headers", "properties"})
 
 // metadataField is how one typed field of TableMetadata is checked.
 type metadataField func(s *jsonscan.Scanner, name string) error

@@ -27,41 +27,44 @@ func TestTableAnswerVerdicts(t *testing.T) {
 		body string
 		ok   bool
 	}{
-		"minimal":                     {`{"metadata":` + okMeta + `}`, true},
-		"escaped key":                 {`{"metadata":{"format\u002dversion":2,"table-uuid":"` + okUUID + `"}}`, true},
-		"null optional fields":        {`{"metadata-location":null,"metadata":{"format-version":1,"table-uuid":"` + okUUID + `","location":null,"snapshots":null,"properties":null,"refs":null,"current-snapshot-id":null}}`, true},
-		"null items":                  {`{"metadata":{"format-version":3,"table-uuid":"` + okUUID + `","snapshots":[null,{}],"refs":{"main":null},"properties":{"a":null}}}`, true},
-		"braced UUID":                 {`{"metadata":{"format-version":2,"table-uuid":"{` + okUUID + `}"}}`, true},
-		"unknown fields":              {`{"x":[1,{"y":2}],"metadata":{"format-version":2,"table-uuid":"` + okUUID + `","z":{}}}`, true},
-		"repeated metadata":           {`{"metadata":{"garbage":true},"metadata":` + okMeta + `}`, false},
-		"repeated format-version":     {`{"metadata":{"format-version":9,"format-version":2,"table-uuid":"` + okUUID + `"}}`, false},
-		"repeated property":           {`{"metadata":{"format-version":2,"table-uuid":"` + okUUID + `","properties":{"a":"1","a":"2"}}}`, false},
-		"invalid UTF-8":               {"{\"metadata\":" + okMeta + ",\"x\":\"\xff\"}", false},
-		"byte order mark":             {"\xef\xbb\xbf{\"metadata\":" + okMeta + "}", false},
-		"trailing data":               {`{"metadata":` + okMeta + `}{}`, false},
-		"keys differing in case":      {`{"metadata":{"Format-Version":2,"table-uuid":"` + okUUID + `"}}`, false},
-		"config in another case":      {`{"metadata":` + okMeta + `,"Config":{"s3.secret-access-key":"x"}}`, false},
-		"credentials in another case": {`{"metadata":` + okMeta + `,"Storage-Credentials":[{"prefix":"s3://b","config":{}}]}`, false},
-		"location in another case":    {`{"Metadata-Location":"s3://b/m.json","metadata":` + okMeta + `}`, false},
-		"properties in another case":  {`{"metadata":{"format-version":2,"table-uuid":"` + okUUID + `","PROPERTIES":{"a":"b"}}}`, false},
-		"long s for s":                {`{"metadata":{"format-version":2,"table-uuid":"` + okUUID + `","\u017fnapshots":[1]}}`, false},
-		"vendor key in upper case":    {`{"X-Vendor":{},"metadata":{"format-version":2,"table-uuid":"` + okUUID + `","Vendor-Field":1}}`, true},
-		"format-version 4":            {`{"metadata":{"format-version":4,"table-uuid":"` + okUUID + `"}}`, false},
-		"format-version 2.0":          {`{"metadata":{"format-version":2.0,"table-uuid":"` + okUUID + `"}}`, false},
-		"format-version a string":     {`{"metadata":{"format-version":"2","table-uuid":"` + okUUID + `"}}`, false},
-		"no table-uuid":               {`{"metadata":{"format-version":2}}`, false},
-		"table-uuid null":             {`{"metadata":{"format-version":2,"table-uuid":null}}`, false},
-		"table-uuid a number":         {`{"metadata":{"format-version":2,"table-uuid":1}}`, false},
-		"int field a string":          {`{"metadata":{"format-version":2,"table-uuid":"` + okUUID + `","last-column-id":"1"}}`, false},
-		"int field a float":           {`{"metadata":{"format-version":2,"table-uuid":"` + okUUID + `","current-snapshot-id":1.5}}`, false},
-		"location a number":           {`{"metadata":{"format-version":2,"table-uuid":"` + okUUID + `","location":1}}`, false},
-		"list of numbers":             {`{"metadata":{"format-version":2,"table-uuid":"` + okUUID + `","schemas":[1]}}`, false},
-		"list an object":              {`{"metadata":{"format-version":2,"table-uuid":"` + okUUID + `","sort-orders":{}}}`, false},
-		"property a number":           {`{"metadata":{"format-version":2,"table-uuid":"` + okUUID + `","properties":{"a":1}}}`, false},
-		"ref a string":                {`{"metadata":{"format-version":2,"table-uuid":"` + okUUID + `","refs":{"main":"x"}}}`, false},
-		"metadata null":               {`{"metadata":null}`, false},
-		"metadata-location number":    {`{"metadata-location":1,"metadata":` + okMeta + `}`, false},
-		"not an object":               {`[` + okMeta + `]`, false},
+		"minimal":                        {`{"metadata":` + okMeta + `}`, true},
+		"escaped key":                    {`{"metadata":{"format\u002dversion":2,"table-uuid":"` + okUUID + `"}}`, true},
+		"null optional fields":           {`{"metadata-location":null,"metadata":{"format-version":1,"table-uuid":"` + okUUID + `","location":null,"snapshots":null,"properties":null,"refs":null,"current-snapshot-id":null}}`, true},
+		"null items":                     {`{"metadata":{"format-version":3,"table-uuid":"` + okUUID + `","snapshots":[null,{}],"refs":{"main":null},"properties":{"a":null}}}`, true},
+		"braced UUID":                    {`{"metadata":{"format-version":2,"table-uuid":"{` + okUUID + `}"}}`, true},
+		"unknown fields":                 {`{"x":[1,{"y":2}],"metadata":{"format-version":2,"table-uuid":"` + okUUID + `","z":{}}}`, true},
+		"repeated metadata":              {`{"metadata":{"garbage":true},"metadata":` + okMeta + `}`, false},
+		"repeated format-version":        {`{"metadata":{"format-version":9,"format-version":2,"table-uuid":"` + okUUID + `"}}`, false},
+		"repeated property":              {`{"metadata":{"format-version":2,"table-uuid":"` + okUUID + `","properties":{"a":"1","a":"2"}}}`, false},
+		"invalid UTF-8":                  {"{\"metadata\":" + okMeta + ",\"x\":\"\xff\"}", false},
+		"byte order mark":                {"\xef\xbb\xbf{\"metadata\":" + okMeta + "}", false},
+		"trailing data":                  {`{"metadata":` + okMeta + `}{}`, false},
+		"keys differing in case":         {`{"metadata":{"Format-Version":2,"table-uuid":"` + okUUID + `"}}`, false},
+		"config in another case":         {`{"metadata":` + okMeta + `,"Config":{"s3.secret-access-key":"x"}}`, false},
+		"credentials in another case":    {`{"metadata":` + okMeta + `,"Storage-Credentials":[{"prefix":"s3://b","config":{}}]}`, false},
+		"location in another case":       {`{"Metadata-Location":"s3://b/m.json","metadata":` + okMeta + `}`, false},
+		"properties in another case":     {`{"metadata":{"format-version":2,"table-uuid":"` + okUUID + `","PROPERTIES":{"a":"b"}}}`, false},
+		"long s for s":                   {`{"metadata":{"format-version":2,"table-uuid":"` + okUUID + `","\u017fnapshots":[1]}}`, false},
+		"signer config":                  {`{"metadata":` + okMeta + `,"remote-signing-config":{"properties":{"a":"b"},"headers":{"X":["y"]},"Other":1}}`, true},
+		"signer config in another case":  {`{"metadata":` + okMeta + `,"Remote-Signing-Config":{"headers":{"X":["y"]}}}`, false},
+		"signer headers in another case": {`{"metadata":` + okMeta + `,"remote-signing-config":{"Headers":{"X":["y"]}}}`, false},
+		"vendor key in upper case":       {`{"X-Vendor":{},"metadata":{"format-version":2,"table-uuid":"` + okUUID + `","Vendor-Field":1}}`, true},
+		"format-version 4":               {`{"metadata":{"format-version":4,"table-uuid":"` + okUUID + `"}}`, false},
+		"format-version 2.0":             {`{"metadata":{"format-version":2.0,"table-uuid":"` + okUUID + `"}}`, false},
+		"format-version a string":        {`{"metadata":{"format-version":"2","table-uuid":"` + okUUID + `"}}`, false},
+		"no table-uuid":                  {`{"metadata":{"format-version":2}}`, false},
+		"table-uuid null":                {`{"metadata":{"format-version":2,"table-uuid":null}}`, false},
+		"table-uuid a number":            {`{"metadata":{"format-version":2,"table-uuid":1}}`, false},
+		"int field a string":             {`{"metadata":{"format-version":2,"table-uuid":"` + okUUID + `","last-column-id":"1"}}`, false},
+		"int field a float":              {`{"metadata":{"format-version":2,"table-uuid":"` + okUUID + `","current-snapshot-id":1.5}}`, false},
+		"location a number":              {`{"metadata":{"format-version":2,"table-uuid":"` + okUUID + `","location":1}}`, false},
+		"list of numbers":                {`{"metadata":{"format-version":2,"table-uuid":"` + okUUID + `","schemas":[1]}}`, false},
+		"list an object":                 {`{"metadata":{"format-version":2,"table-uuid":"` + okUUID + `","sort-orders":{}}}`, false},
+		"property a number":              {`{"metadata":{"format-version":2,"table-uuid":"` + okUUID + `","properties":{"a":1}}}`, false},
+		"ref a string":                   {`{"metadata":{"format-version":2,"table-uuid":"` + okUUID + `","refs":{"main":"x"}}}`, false},
+		"metadata null":                  {`{"metadata":null}`, false},
+		"metadata-location number":       {`{"metadata-location":1,"metadata":` + okMeta + `}`, false},
+		"not an object":                  {`[` + okMeta + `]`, false},
 	} {
 		_, v := scanTableAnswer([]byte(c.body))
 		if v.ok() != c.ok {
@@ -99,6 +102,33 @@ func TestTableAnswerRead(t *testing.T) {
 		a, _ := readTableAnswer([]byte(body))
 		if a.VendedCredentials != vended || !a.HasStorageCredentials {
 			t.Errorf("%s: vended %v", body, a.VendedCredentials)
+		}
+	}
+}
+
+// Static signer headers are credentials (one principal's: never cached
+// for another, stripped by strip_credentials); any signer setting is
+// noted for catalogs whose storage the gateway governs.
+func TestTableAnswerSignerSettings(t *testing.T) {
+	for body, want := range map[string][2]bool{ // SignerHeaders, SignerSettings
+		`{"metadata":` + okMeta + `}`:                                                        {false, false},
+		`{"metadata":` + okMeta + `,"config":{"signer.uri":"http://s"}}`:                     {false, true},
+		`{"metadata":` + okMeta + `,"config":{"s3.remote-signing-enabled":"true"}}`:          {false, true},
+		`{"metadata":` + okMeta + `,"remote-signing-config":{"properties":{"a":"b"}}}`:       {false, true},
+		`{"metadata":` + okMeta + `,"remote-signing-config":{"headers":{}}}`:                 {false, true},
+		`{"metadata":` + okMeta + `,"remote-signing-config":{"headers":null}}`:               {false, true},
+		`{"metadata":` + okMeta + `,"remote-signing-config":{"headers":{"A":["Bearer t"]}}}`: {true, true},
+		`{"metadata":` + okMeta + `,"remote-signing-config":{"headers":"Bearer t"}}`:         {true, true},
+	} {
+		a, v := readTableAnswer([]byte(body))
+		if !v.ok() {
+			t.Fatalf("%s: %v %v", body, v.syntax, v.metadata)
+		}
+		if a.SignerHeaders != want[0] || a.SignerSettings != want[1] {
+			t.Errorf("%s: headers %v settings %v, want %v", body, a.SignerHeaders, a.SignerSettings, want)
+		}
+		if a.Credentials() != want[0] || a.Strippable() != want[0] {
+			t.Errorf("%s: credentials %v strippable %v, want %v", body, a.Credentials(), a.Strippable(), want[0])
 		}
 	}
 }

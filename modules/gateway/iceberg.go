@@ -238,7 +238,10 @@ func (h *IcebergHandler) serve(w http.ResponseWriter, r *http.Request, rt iceres
 	}
 	if strip {
 		inner := run
-		run = func(w http.ResponseWriter, r *http.Request, q icerest.Request) { serveStripped(w, r, q, inner) }
+		dropSigner := cat.cfg.Storage != nil // the gateway's signer or keys, never the backend's
+		run = func(w http.ResponseWriter, r *http.Request, q icerest.Request) {
+			serveStripped(w, r, q, inner, dropSigner)
+		}
 	}
 	switch mode {
 	case delegateSigning:

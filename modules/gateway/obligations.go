@@ -19,10 +19,15 @@ var returnsTable = map[string]bool{
 	icerest.OpRegisterTable: true,
 }
 
-// stripCredentials removes `storage-credentials` and secret `config` keys
-// from a table response; other bodies are returned as they are.
-func stripCredentials(body []byte) []byte {
-	if !mayHoldCredentials(body) {
+// stripCredentials removes `storage-credentials`, secret `config` keys and
+// the static signer headers of `remote-signing-config` (which may
+// authenticate to the backend's signer) from a table response; other
+// bodies are returned as they are. With dropSigner (a catalog whose
+// storage the gateway governs) every setting that sends the client to
+// the backend's signer goes too: the signer keys of config and the whole
+// remote-signing-config.
+func stripCredentials(body []byte, dropSigner bool) []byte {
+	if !mayHoldCredentials(body, dropSigner) {
 		return body // nothing to strip: skip parsing a large document
 	}
 	var doc map[string]json.RawMessage
@@ -30,11 +35,20 @@ func stripCredentials(body []byte) []byte {
 		return body
 	}
 	delete(doc, "storage-credentials")
+	if raw, ok := doc["remote-signing-config"]; ok {
+		var rsc map[string]json.RawMessage
+		if dropSigner || json.Unmarshal(raw, &rsc) != nil {
+			delete(doc, "remote-signing-config") // not the spec's object: nothing to keep
+		} else if _, ok := rsc["headers"]; ok {
+			delete(rsc, "headers")
+			doc["remote-signing-config"], _ = json.Marshal(rsc)
+		}
+	}
 	if raw, ok := doc["config"]; ok {
 		var cfg map[string]string
 		if json.Unmarshal(raw, &cfg) == nil {
 			for k := range cfg {
-				if icerest.IsSecretConfigKey(k) {
+				if icerest.IsSecretConfigKey(k) || dropSigner && icerest.IsSignerConfigKey(k) {
 					delete(cfg, k)
 				}
 			}
@@ -49,11 +63,11 @@ func stripCredentials(body []byte) []byte {
 }
 
 // credentialMarkers are substrings without which a body can hold neither
-// storage-credentials nor a secret config key (icerest.SecretKeyParts),
+// storage-credentials, signer headers nor a secret config key (icerest.SecretKeyParts),
 // nor a key spelled with JSON escapes (`\u0073ecret` is "secret" once
 // decoded, which a byte search would miss).
 var credentialMarkers = func() [][]byte {
-	out := [][]byte{[]byte("storage-credentials"), []byte(`\u`)}
+	out := [][]byte{[]byte("storage-credentials"), []byte("remote-signing-config"), []byte(`\u`)}
 	for _, p := range icerest.SecretKeyParts {
 		out = append(out, []byte(p))
 	}
@@ -63,18 +77,19 @@ var credentialMarkers = func() [][]byte {
 // mayHoldCredentials is a cheap necessary condition for stripCredentials
 // to change anything; most table answers fail it and are passed as is.
 // Iceberg config keys are lower case, so the search is too.
-func mayHoldCredentials(body []byte) bool {
+func mayHoldCredentials(body []byte, dropSigner bool) bool {
 	for _, m := range credentialMarkers {
 		if bytes.Contains(body, m) {
 			return true
 		}
 	}
-	return false
+	return dropSigner && bytes.Contains(body, []byte("signer"))
 }
 
 // serveStripped runs next without asking the backend for credentials and
-// strips any that still come back.
-func serveStripped(w http.ResponseWriter, r *http.Request, q icerest.Request, next upstream.Handler) {
+// strips any that still come back; with dropSigner, the backend's signer
+// settings too (stripCredentials).
+func serveStripped(w http.ResponseWriter, r *http.Request, q icerest.Request, next upstream.Handler, dropSigner bool) {
 	r.Header.Del("X-Iceberg-Access-Delegation")
 	if !returnsTable[q.Route.Operation] {
 		next(w, r, q)
@@ -83,8 +98,8 @@ func serveStripped(w http.ResponseWriter, r *http.Request, q icerest.Request, ne
 	rec := upstream.Capture(next, r, q)
 	// What the pipeline read of the answer tells whether there is anything
 	// to strip: most answers are passed on without being parsed again.
-	if rec.Status == http.StatusOK && rec.MayHoldCredentials() {
-		rec.SetBytes(stripCredentials(rec.Bytes()))
+	if rec.Status == http.StatusOK && (rec.MayHoldCredentials() || dropSigner && rec.Table().SignerSettings) {
+		rec.SetBytes(stripCredentials(rec.Bytes(), dropSigner))
 	}
 	rec.WriteTo(w)
 }

@@ -85,7 +85,7 @@ func (a *App) serveCall(ctx context.Context, name string, call translate.Call,
 	rec := upstream.Capture(h, req, icerest.Request{Route: rt})
 	body := rec.Bytes()
 	if cat.cfg.Storage != nil && rec.Status == http.StatusOK && returnsTable[rt.Operation] {
-		body = stripCredentials(body) // a backend that vends unasked
+		body = stripCredentials(body, true) // a backend that vends unasked, or signs
 	}
 	return &translate.Response{Status: rec.Status, Header: rec.Header, Body: body}, nil
 }

@@ -235,7 +235,9 @@ func (h *IcebergHandler) vendInto(r *http.Request, p *identity.Principal, cat *c
 	}
 	cfg := map[string]string{}
 	if raw, ok := doc["config"]; ok {
-		_ = json.Unmarshal(raw, &cfg) // stripped already: a malformed config is replaced
+		// Stripped already, the backend's signer settings too: a
+		// malformed config is replaced.
+		_ = json.Unmarshal(raw, &cfg)
 	}
 	for k, v := range cat.vending.credentialConfig(c) {
 		cfg[k] = v

@@ -26,16 +26,24 @@ type TableAnswer struct {
 	VendedCredentials bool
 	// SecretConfig: "config" has a key IsSecretConfigKey names.
 	SecretConfig bool
+	// SignerHeaders: "remote-signing-config" names static headers a
+	// client must send its signer: they may authenticate to the backend's
+	// signer, so they are credentials too.
+	SignerHeaders bool
+	// SignerSettings: the answer sends the client to a remote signer of
+	// the backend's: a "remote-signing-config", or a config key of
+	// SignerConfigKeys.
+	SignerSettings bool
 }
 
 // Credentials reports an answer that carries credentials: one
 // principal's, never to be served to another.
 func (a *TableAnswer) Credentials() bool {
-	return a != nil && (a.VendedCredentials || a.SecretConfig)
+	return a != nil && (a.VendedCredentials || a.SecretConfig || a.SignerHeaders)
 }
 
 // Strippable reports an answer strip_credentials changes: it has
-// storage-credentials, or secret config.
+// storage-credentials, secret config or signer headers.
 func (a *TableAnswer) Strippable() bool {
-	return a != nil && (a.HasStorageCredentials || a.SecretConfig)
+	return a != nil && (a.HasStorageCredentials || a.SecretConfig || a.SignerHeaders)
 }

@@ -35,3 +35,18 @@ func IsSecretConfigKey(k string) bool {
 	}
 	return false
 }
+
+// SignerConfigKeys are the config keys that send a client to a remote
+// signer for its storage requests (Iceberg Java reads signer.* first, the
+// deprecated s3.signer.* after; PyIceberg reads s3.signer*).
+var SignerConfigKeys = []string{"s3.remote-signing-enabled", "s3.signer", "s3.signer.uri", "s3.signer.endpoint", "signer.uri", "signer.endpoint"}
+
+// IsSignerConfigKey reports one of SignerConfigKeys.
+func IsSignerConfigKey(k string) bool {
+	for _, s := range SignerConfigKeys {
+		if k == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,138 @@
+package gateway_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lakegate/lakegate/upstream/embedded"
+	"github.com/lakegate/lakegate/upstream/embedded/embeddedtest"
+)
+
+// backendSignerToken is the secret a backend's remote-signing-config
+// names as a header for its own signer: no client of a storage catalog
+// ever sees it.
+const backendSignerToken = "Bearer BACKEND-SIGNER-TOKEN"
+
+// withBackendSigner fronts a catalog whose table answers carry the
+// backend's own remote signing settings: config keys that send a client
+// to the backend's signer, and the spec's remote-signing-config with a
+// static header that authenticates to it.
+func withBackendSigner(t *testing.T, backend string) string {
+	target, err := url.Parse(backend)
+	require.NoError(t, err)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy.ModifyResponse = func(res *http.Response) error {
+		if res.StatusCode != http.StatusOK || !strings.Contains(res.Request.URL.Path, "/tables/") {
+			return nil
+		}
+		body, err := io.ReadAll(res.Body)
+		if err != nil {
+			return err
+		}
+		var doc map[string]any
+		if json.Unmarshal(body, &doc) != nil || doc["metadata"] == nil {
+			res.Body = io.NopCloser(bytes.NewReader(body))
+			return nil
+		}
+		cfg, _ := doc["config"].(map[string]any)
+		if cfg == nil {
+			cfg = map[string]any{}
+		}
+		cfg["s3.remote-signing-enabled"] = "true"
+		cfg["signer.uri"], cfg["signer.endpoint"] = "http://backend-signer.invalid", "v1/sign"
+		doc["config"] = cfg
+		doc["remote-signing-config"] = map[string]any{
+			"properties": map[string]string{"backend-table-id": "t-1"},
+			"headers":    map[string][]string{"Authorization": {backendSignerToken}},
+		}
+		body, _ = json.Marshal(doc)
+		res.Body = io.NopCloser(bytes.NewReader(body))
+		res.ContentLength = int64(len(body))
+		res.Header.Set("Content-Length", strconv.Itoa(len(body)))
+		res.Header.Del("ETag")
+		return nil
+	}
+	srv := httptest.NewServer(proxy)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// A storage catalog's client signs with the gateway's signer or reads
+// with the gateway's vended keys, never through the backend's signer:
+// the backend's remote-signing-config and signer keys are gone from
+// every answer, and the header that authenticates to that signer is never
+// given out (issue 40; the spec's RemoteSigningConfig).
+func TestStorageCatalogDropsTheBackendsSigner(t *testing.T) {
+	st := fakeStore(t)
+	sts := newSTSRecorder(t, "")
+	cfg := embeddedtest.Config(t, embedded.SQLite)
+	cfg.Warehouse = "s3://" + st.bucket + "/wh"
+	cfg.Properties = map[string]string{"s3.endpoint": st.endpoint, "s3.region": st.region,
+		"s3.access-key-id": st.keyID, "s3.secret-access-key": st.secret, "s3.path-style-access": "true"}
+	backend := embeddedtest.Serve(t, cfg)
+	lake := remote("lake", withBackendSigner(t, backend.URL), nil)
+	lake["allowed_locations"] = []string{cfg.Warehouse}
+	lake["storage"] = map[string]any{"remote_signing": true,
+		"s3": map[string]any{"endpoint": st.endpoint, "region": st.region, "path_style": true,
+			"access_key_id": st.keyID, "secret_access_key": secretRef(t, st.secret)},
+		"vended_credentials": map[string]any{"role_arn": testRoleARN, "sts_endpoint": sts.URL}}
+	base := gateway(t, map[string]any{"catalogs": []any{lake}})
+
+	status, b := do(t, http.MethodPost, backend.URL+"/v1/namespaces", "", `{"namespace":["sales"]}`, nil)
+	require.Equal(t, http.StatusOK, status, "%s", b)
+	status, b = do(t, http.MethodPost, backend.URL+"/v1/namespaces/sales/tables", "",
+		`{"name":"t","schema":{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"a","type":"int","required":false}]}}`, nil)
+	require.Equal(t, http.StatusOK, status, "%s", b)
+
+	table := base + "/v1/lake/namespaces/sales/tables/t"
+	answer := func(delegation string) (map[string]string, map[string]json.RawMessage, string) {
+		t.Helper()
+		var headers map[string]string
+		if delegation != "" {
+			headers = map[string]string{"X-Iceberg-Access-Delegation": delegation}
+		}
+		status, body := do(t, http.MethodGet, table, "", "", headers)
+		require.Equal(t, http.StatusOK, status, "%s", body)
+		assert.NotContains(t, string(body), "BACKEND-SIGNER-TOKEN", delegation)
+		assert.NotContains(t, string(body), "backend-signer.invalid", delegation)
+		var doc map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal(body, &doc))
+		var config map[string]string
+		require.NoError(t, json.Unmarshal(doc["config"], &config))
+		return config, doc, string(body)
+	}
+
+	// No delegation asked: no keys and no signer at all.
+	config, doc, _ := answer("")
+	assert.NotContains(t, doc, "remote-signing-config")
+	for _, k := range []string{"s3.secret-access-key", "s3.remote-signing-enabled", "signer.uri", "signer.endpoint"} {
+		assert.NotContains(t, config, k)
+	}
+
+	// Remote signing: the gateway's signer, with no backend settings.
+	config, doc, _ = answer("remote-signing")
+	assert.NotContains(t, doc, "remote-signing-config")
+	assert.Equal(t, "true", config["s3.remote-signing-enabled"])
+	assert.Equal(t, base, strings.TrimSuffix(config["signer.uri"], "/"))
+	assert.Equal(t, "v1/lake/namespaces/sales/tables/t/sign", config["signer.endpoint"])
+
+	// Vended credentials: the gateway's keys, and nothing sending the
+	// client to any signer.
+	config, doc, body := answer("vended-credentials")
+	assert.NotContains(t, doc, "remote-signing-config")
+	assert.Contains(t, body, fakeVendedSecret)
+	for _, k := range []string{"s3.remote-signing-enabled", "signer.uri", "signer.endpoint", "s3.signer.uri"} {
+		assert.NotContains(t, config, k)
+	}
+}
