@@ -253,6 +253,7 @@ func FuzzTableAnswer(f *testing.F) {
 	f.Add(tableAnswer(2))
 	f.Add([]byte(`{"metadata-location":"m","metadata":{"format-version":1,"table-uuid":"` + okUUID + `","properties":{"a":"b"},"refs":{"main":{}}}}`))
 	f.Add([]byte(`{"metadata":{"format-version":2,"table-uuid":"` + okUUID + `","snapshots":[null,{}]}}`))
+	f.Add([]byte(`{"metadata":` + okMeta + `,"config":{"signer.uri":"u"},"remote-signing-config":{"properties":{"a":"b"},"headers":{"A":["t"]}}}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		_, v := scanTableAnswer(body)
 		old := legacyCheck(body)
@@ -271,7 +272,8 @@ func FuzzTableAnswer(f *testing.F) {
 func caseVariantKeys(body []byte) bool {
 	for _, k := range []string{"metadata", "format-version", "table-uuid", "location", "last-updated-ms", "last-column-id",
 		"schemas", "current-schema-id", "partition-specs", "default-spec-id", "sort-orders", "properties",
-		"current-snapshot-id", "snapshots", "snapshot-log", "metadata-log", "refs"} {
+		"current-snapshot-id", "snapshots", "snapshot-log", "metadata-log", "refs",
+		"config", "storage-credentials", "remote-signing-config", "headers"} {
 		if bytes.Count(bytes.ToLower(body), []byte(`"`+k+`"`)) != bytes.Count(body, []byte(`"`+k+`"`)) {
 			return true
 		}
