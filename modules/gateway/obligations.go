@@ -38,7 +38,7 @@ func stripCredentials(body []byte, dropSigner bool) []byte {
 	if raw, ok := doc["remote-signing-config"]; ok {
 		var rsc map[string]json.RawMessage
 		if dropSigner || json.Unmarshal(raw, &rsc) != nil {
-			delete(doc, "remote-signing-config") // not the spec's object: nothing to keep
+			delete(doc, "remote-signing-config") // dropped whole, or not the spec's object: nothing to keep
 		} else if _, ok := rsc["headers"]; ok {
 			delete(rsc, "headers")
 			doc["remote-signing-config"], _ = json.Marshal(rsc)
@@ -83,7 +83,7 @@ func mayHoldCredentials(body []byte, dropSigner bool) bool {
 			return true
 		}
 	}
-	return dropSigner && bytes.Contains(body, []byte("signer"))
+	return dropSigner && bytes.Contains(body, []byte("sign")) // signer.*, s3.signer*, s3.remote-signing-enabled
 }
 
 // serveStripped runs next without asking the backend for credentials and

@@ -47,6 +47,8 @@ func TestStripCredentialsDropsTheBackendsSigner(t *testing.T) {
 		`"s3.signer.uri":"http://s","s3.signer.endpoint":"e","signer.uri":"http://s","signer.endpoint":"e"},` +
 		`"remote-signing-config":{"properties":{"p":"1"}}}`
 	assert.JSONEq(t, `{"config":{"s3.region":"eu"},"metadata":{"x":1}}`, string(stripCredentials([]byte(in), true)))
+	only := `{"metadata":{"x":1},"config":{"s3.region":"eu","s3.remote-signing-enabled":"true"}}`
+	assert.JSONEq(t, `{"config":{"s3.region":"eu"},"metadata":{"x":1}}`, string(stripCredentials([]byte(only), true)))
 	plain := `{"metadata":{"x":1},"config":{"s3.region":"eu"}}`
 	assert.Equal(t, plain, string(stripCredentials([]byte(plain), true)), "nothing to drop: as is")
 }
