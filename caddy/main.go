@@ -41,7 +41,9 @@ func main() {
 		fmt.Fprintln(os.Stderr, "lakegate:", err)
 		os.Exit(1)
 	}
-	gcfloor.Start(floor, 100)
+	if floor > 0 {
+		gcfloor.Start(floor, 100) // GOGC unset: Go's default percent above the floor
+	}
 	if rootHelp(os.Args[1:]) {
 		printHelp(os.Stdout)
 		return
