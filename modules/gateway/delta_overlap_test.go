@@ -27,6 +27,17 @@ import (
 // in damage with its metadata changed by that function: metadata a backend
 // stored that way passes through the Iceberg door as bytes.
 func metadataProxy(t *testing.T, backend string, damage map[string]func(md map[string]any)) *httptest.Server {
+	edits := map[string]func(load map[string]any){}
+	for name, f := range damage {
+		edits[name] = func(load map[string]any) { f(load["metadata"].(map[string]any)) }
+	}
+	return answerProxy(t, backend, edits)
+}
+
+// answerProxy forwards to backend, answering LoadTable of a table named
+// in edits with the whole answer changed by that function (its ETag
+// dropped, as the bytes are no longer the backend's).
+func answerProxy(t *testing.T, backend string, edits map[string]func(load map[string]any)) *httptest.Server {
 	t.Helper()
 	target, err := url.Parse(backend)
 	require.NoError(t, err)
@@ -36,7 +47,7 @@ func metadataProxy(t *testing.T, backend string, damage map[string]func(md map[s
 		if resp.Request.Method != http.MethodGet || resp.StatusCode != http.StatusOK || i < 0 {
 			return nil
 		}
-		f := damage[resp.Request.URL.Path[i+len("/tables/"):]]
+		f := edits[resp.Request.URL.Path[i+len("/tables/"):]]
 		if f == nil {
 			return nil
 		}
@@ -48,7 +59,7 @@ func metadataProxy(t *testing.T, backend string, damage map[string]func(md map[s
 		if err := json.Unmarshal(raw, &load); err != nil {
 			return err
 		}
-		f(load["metadata"].(map[string]any))
+		f(load)
 		out, err := json.Marshal(load)
 		if err != nil {
 			return err

@@ -1,14 +1,8 @@
 package gateway_test
 
 import (
-	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -24,48 +18,22 @@ import (
 // ever sees it.
 const backendSignerToken = "Bearer BACKEND-SIGNER-TOKEN"
 
-// withBackendSigner fronts a catalog whose table answers carry the
-// backend's own remote signing settings: config keys that send a client
-// to the backend's signer, and the spec's remote-signing-config with a
+// withBackendSigner is the LoadTable answer of a backend whose own
+// remote signing settings it carries: config keys that send a client to
+// the backend's signer, and the spec's remote-signing-config with a
 // static header that authenticates to it.
-func withBackendSigner(t *testing.T, backend string) string {
-	target, err := url.Parse(backend)
-	require.NoError(t, err)
-	proxy := httputil.NewSingleHostReverseProxy(target)
-	proxy.ModifyResponse = func(res *http.Response) error {
-		if res.StatusCode != http.StatusOK || !strings.Contains(res.Request.URL.Path, "/tables/") {
-			return nil
-		}
-		body, err := io.ReadAll(res.Body)
-		if err != nil {
-			return err
-		}
-		var doc map[string]any
-		if json.Unmarshal(body, &doc) != nil || doc["metadata"] == nil {
-			res.Body = io.NopCloser(bytes.NewReader(body))
-			return nil
-		}
-		cfg, _ := doc["config"].(map[string]any)
-		if cfg == nil {
-			cfg = map[string]any{}
-		}
-		cfg["s3.remote-signing-enabled"] = "true"
-		cfg["signer.uri"], cfg["signer.endpoint"] = "http://backend-signer.invalid", "v1/sign"
-		doc["config"] = cfg
-		doc["remote-signing-config"] = map[string]any{
-			"properties": map[string]string{"backend-table-id": "t-1"},
-			"headers":    map[string][]string{"Authorization": {backendSignerToken}},
-		}
-		body, _ = json.Marshal(doc)
-		res.Body = io.NopCloser(bytes.NewReader(body))
-		res.ContentLength = int64(len(body))
-		res.Header.Set("Content-Length", strconv.Itoa(len(body)))
-		res.Header.Del("ETag")
-		return nil
+func withBackendSigner(load map[string]any) {
+	cfg, _ := load["config"].(map[string]any)
+	if cfg == nil {
+		cfg = map[string]any{}
 	}
-	srv := httptest.NewServer(proxy)
-	t.Cleanup(srv.Close)
-	return srv.URL
+	cfg["s3.remote-signing-enabled"] = "true"
+	cfg["signer.uri"], cfg["signer.endpoint"] = "http://backend-signer.invalid", "v1/sign"
+	load["config"] = cfg
+	load["remote-signing-config"] = map[string]any{
+		"properties": map[string]string{"backend-table-id": "t-1"},
+		"headers":    map[string][]string{"Authorization": {backendSignerToken}},
+	}
 }
 
 // A storage catalog's client signs with the gateway's signer or reads
@@ -81,7 +49,8 @@ func TestStorageCatalogDropsTheBackendsSigner(t *testing.T) {
 	cfg.Properties = map[string]string{"s3.endpoint": st.endpoint, "s3.region": st.region,
 		"s3.access-key-id": st.keyID, "s3.secret-access-key": st.secret, "s3.path-style-access": "true"}
 	backend := embeddedtest.Serve(t, cfg)
-	lake := remote("lake", withBackendSigner(t, backend.URL), nil)
+	front := answerProxy(t, backend.URL, map[string]func(map[string]any){"t": withBackendSigner})
+	lake := remote("lake", front.URL, nil)
 	lake["allowed_locations"] = []string{cfg.Warehouse}
 	lake["storage"] = map[string]any{"remote_signing": true,
 		"s3": map[string]any{"endpoint": st.endpoint, "region": st.region, "path_style": true,
