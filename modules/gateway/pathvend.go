@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -22,16 +23,17 @@ import (
 // temporary-path-credentials, the Delta API's getTemporaryPathCredentials).
 // Its keys are vended per table under the policy on that table, so keys
 // for a path are vended only once lakegate knows every table whose files
-// the path covers: all the catalog's tables are enumerated as the gateway
-// (not the caller, who may not list them all), each one's locations read,
+// the path covers: all the catalog's tables (and views, whose metadata
+// is no new table's place) are enumerated as the gateway (not the
+// caller, who may not list them all), each one's locations read,
 // and the path is decided as the one table it lies in (keys scoped to the
 // path), or, when it lies in none and holds none, as a new table's place
 // (createTable on the catalog). A parent of tables is never vended. The
 // enumeration is bounded and never cached: a partial or stale view could
 // miss a table the path covers.
 
-// maxPathScanCalls bounds one enumeration: the catalog calls (namespace
-// and table list pages, one load per table) it may make before the path
+// maxPathScanCalls bounds one enumeration: the catalog calls (namespace,
+// table and view list pages, one load per table and view) it may make before the path
 // is refused. A catalog larger than that gets no path credentials.
 const maxPathScanCalls = 10000
 
@@ -50,11 +52,13 @@ const (
 	pathWrite                         // the Delta API's READ_WRITE: a table's or a new table's
 )
 
-// catalogTable is one table of an enumeration and its locations.
+// catalogTable is one table (or view) of an enumeration and its
+// locations.
 type catalogTable struct {
 	ns   []string
 	name string
 	locs []string // as the catalog answered them, each confined to the catalog's locations
+	view bool     // a view: its metadata files are no table's, and no path credentials reach them
 }
 
 // vendingCatalogOf is the catalog (first by name) that vends and whose
@@ -105,6 +109,10 @@ func (a *App) vendPathKeys(r *http.Request, p *identity.Principal, cat *catalogS
 	}
 	access, q, what := storage.Read, policyRequest{api: api, apiOp: apiOp}, loc
 	switch {
+	case holder != nil && holder.view:
+		return c, false, icerest.Errorf(http.StatusForbidden, icerest.Forbidden,
+			"%q lies inside view %s: path credentials are vended for tables' files and new tables' places only",
+			loc, tableName(holder.ns, holder.name))
 	case holder != nil && want == pathCreateTable:
 		return c, false, icerest.Errorf(http.StatusForbidden, icerest.Forbidden,
 			"%q lies inside table %s: a new table cannot be created there", loc, tableName(holder.ns, holder.name))
@@ -158,17 +166,24 @@ func pathHolder(tables []catalogTable, loc, catalog string) (*catalogTable, erro
 		switch {
 		case inside && holder != nil:
 			return nil, icerest.Errorf(http.StatusForbidden, icerest.Forbidden,
-				"%q lies inside two tables of catalog %q (%s and %s): no credentials are vended for it",
+				"%q lies inside two of catalog %q's tables or views (%s and %s): no credentials are vended for it",
 				loc, catalog, tableName(holder.ns, holder.name), tableName(t.ns, t.name))
 		case inside:
 			holder = t
 		case covers != "":
 			return nil, icerest.Errorf(http.StatusForbidden, icerest.Forbidden,
-				"%q holds table %s of catalog %q (at %q): credentials for a parent of tables are never vended",
-				loc, tableName(t.ns, t.name), catalog, covers)
+				"%q holds %s %s of catalog %q (at %q): credentials for a parent of %ss are never vended",
+				loc, t.kind(), tableName(t.ns, t.name), catalog, covers, t.kind())
 		}
 	}
 	return holder, nil
+}
+
+func (t *catalogTable) kind() string {
+	if t.view {
+		return "view"
+	}
+	return "table"
 }
 
 // belowRoot says loc lies strictly below one of rule's roots: its parent
@@ -211,6 +226,9 @@ func (s *pathScan) walk(ns []string) error {
 		if err := s.tablesOf(ns); err != nil {
 			return err
 		}
+		if err := s.viewsOf(ns); err != nil {
+			return err
+		}
 	}
 	var children [][]string
 	err := s.pages(icerest.Route{Operation: icerest.OpListNamespaces}, ns, func(raw []byte) (*string, error) {
@@ -238,8 +256,43 @@ func (s *pathScan) walk(ns []string) error {
 
 // tablesOf adds ns's tables, each loaded for its locations.
 func (s *pathScan) tablesOf(ns []string) error {
+	names, err := s.names(icerest.OpListTables, ns)
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		if err := s.add(icerest.Route{Operation: icerest.OpLoadTable, Namespace: ns, Table: name}, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// viewsOf adds ns's views, each loaded for its location: a path under a
+// view's metadata is no new table's place. A catalog that lists no views
+// (404, 405 or 501 to listViews: no such route, or the namespace gone
+// meanwhile) has none there to protect.
+func (s *pathScan) viewsOf(ns []string) error {
+	names, err := s.names(icerest.OpListViews, ns)
+	if errors.Is(err, errNoViews) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		if err := s.add(icerest.Route{Operation: icerest.OpLoadView, Namespace: ns, View: name}, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// names lists ns's tables or views (op listTables or listViews), every
+// page.
+func (s *pathScan) names(op string, ns []string) ([]string, error) {
 	var names []string
-	err := s.pages(icerest.Route{Operation: icerest.OpListTables, Namespace: ns}, nil, func(raw []byte) (*string, error) {
+	err := s.pages(icerest.Route{Operation: op, Namespace: ns}, nil, func(raw []byte) (*string, error) {
 		var page struct {
 			Identifiers []struct {
 				Name string `json:"name"`
@@ -252,23 +305,27 @@ func (s *pathScan) tablesOf(ns []string) error {
 		}
 		return page.NextPageToken, err
 	})
+	return names, err
+}
+
+// add loads the table or view rt names and adds it with its locations.
+func (s *pathScan) add(rt icerest.Route, view bool) error {
+	body, err := s.call(rt, nil)
 	if err != nil {
 		return err
 	}
-	for _, name := range names {
-		body, err := s.call(icerest.Route{Operation: icerest.OpLoadTable, Namespace: ns, Table: name}, nil)
-		if err != nil {
-			return err
-		}
-		locs, err := confinedLocations(body, s.cat.locations)
-		if err != nil {
-			return err // the catalog's answer is not trusted for a path either
-		}
-		if locs[0] == "" {
-			return s.refuse("table %s has no location", tableName(ns, name))
-		}
-		s.tables = append(s.tables, catalogTable{ns: ns, name: name, locs: locs})
+	locs, err := confinedLocations(body, s.cat.locations)
+	if err != nil {
+		return err // the catalog's answer is not trusted for a path either
 	}
+	t := catalogTable{ns: rt.Namespace, name: rt.Table, locs: locs, view: view}
+	if view {
+		t.name = rt.View
+	}
+	if locs[0] == "" {
+		return s.refuse("%s %s has no location", t.kind(), tableName(t.ns, t.name))
+	}
+	s.tables = append(s.tables, t)
 	return nil
 }
 
@@ -306,6 +363,12 @@ func (s *pathScan) call(rt icerest.Route, query url.Values) ([]byte, error) {
 	if err != nil {
 		return nil, s.refuse("%s: %v", rt.Operation, err)
 	}
+	// Only a first page tells a catalog without views: a later page's
+	// failure would leave some views out.
+	if rt.Operation == icerest.OpListViews && query.Get("pageToken") == "" && (res.Status == http.StatusNotFound ||
+		res.Status == http.StatusMethodNotAllowed || res.Status == http.StatusNotImplemented) {
+		return nil, errNoViews
+	}
 	if res.Status != http.StatusOK {
 		var e struct {
 			Error struct {
@@ -323,6 +386,9 @@ func (s *pathScan) call(rt icerest.Route, query url.Values) ([]byte, error) {
 	}
 	return res.Body, nil
 }
+
+// errNoViews is a listViews answered as by a catalog without views.
+var errNoViews = errors.New("the catalog lists no views")
 
 // refuse is the enumeration cut short: 503, since nothing is vended on a
 // partial view of the catalog's tables.

@@ -302,7 +302,8 @@ func pathVendTables(t *testing.T, st s3Store, base, writer string) {
 // the url alone; a new table's place (in no table, holding none) as
 // createTable on the catalog; a parent of tables, the warehouse root, a
 // url in no table for reading, and a new table inside a table are
-// refused (PERMISSION_DENIED); dry_run decides and vends nothing. The
+// refused (PERMISSION_DENIED), as is a url inside a view or holding one;
+// dry_run decides and vends nothing. The
 // session policy sent to STS for each is exact. In the Delta API's model
 // alike. An enumeration that fails (a table that cannot be loaded)
 // refuses every path of the catalog.
@@ -365,6 +366,16 @@ func TestUnityTemporaryPathCredentialsVended(t *testing.T) {
 	refused(writer, b+"/wh", "PATH_CREATE_TABLE", false, "parent of tables")
 	refused(writer, b+"/wh/nested", "PATH_CREATE_TABLE", false, "holds table sales.sub.deep")
 	refused(writer, b+"/wh/new/t", "PATH_READ", false, "lies inside no table")
+	// A view's metadata is no new table's place, nor a table's files;
+	// its parent is a parent of views.
+	status, body := do(t, http.MethodPost, base+"/v1/lake/namespaces/sales/views", writer, `{"name":"v1","location":"`+b+`/wh/views/v1",`+
+		`"schema":{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"a","type":"int","required":false}]},`+
+		`"view-version":{"version-id":1,"timestamp-ms":1700000000000,"schema-id":0,"summary":{},`+
+		`"representations":[{"type":"sql","sql":"select 1 as a","dialect":"spark"}],"default-namespace":["sales"]},"properties":{}}`, nil)
+	require.Equal(t, http.StatusOK, status, "%s", body)
+	refused(writer, b+"/wh/views/v1/metadata/x", "PATH_CREATE_TABLE", false, "lies inside view sales.v1")
+	refused(writer, b+"/wh/views/v1", "PATH_READ", false, "lies inside view sales.v1")
+	refused(writer, b+"/wh/views", "PATH_CREATE_TABLE", false, "holds view sales.v1")
 	// A new table's place: the writer creates, the reader may not.
 	vended(writer, b+"/wh/new/t", "PATH_CREATE_TABLE", "wh/new/t", true)
 	vended(writer, b+"/wh/ext/t100", "PATH_CREATE_TABLE", "wh/ext/t100", true)
