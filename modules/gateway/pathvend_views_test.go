@@ -11,9 +11,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/lakegate/lakegate/upstream/embedded"
-	"github.com/lakegate/lakegate/upstream/embedded/embeddedtest"
 )
 
 // A catalog whose backend has no views (it answers 501 or 404 to
@@ -33,24 +30,15 @@ func TestUnityTemporaryPathCredentialsWithoutViews(t *testing.T) {
 		{"listing fails (500)", http.StatusInternalServerError, http.StatusServiceUnavailable},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			cfg := embeddedtest.Config(t, embedded.SQLite)
-			cfg.Warehouse = "s3://" + st.bucket + "/nv"
-			backend := embeddedtest.Serve(t, cfg)
-			front := withoutViews(t, backend.URL, c.status)
-			nv := remote("nv", front, nil)
-			nv["allowed_locations"] = []string{cfg.Warehouse}
-			nv["storage"] = map[string]any{
-				"s3": map[string]any{"endpoint": st.endpoint, "region": st.region, "path_style": true,
-					"access_key_id": st.keyID, "secret_access_key": secretRef(t, st.secret)},
-				"vended_credentials": map[string]any{"role_arn": testRoleARN, "sts_endpoint": sts.URL},
-			}
+			backend, warehouse := storeBackend(t, st, "nv")
+			nv := storeCatalog(t, "nv", withoutViews(t, backend, c.status), warehouse, st, sts.URL, false)
 			base := ucVendGateway(t, st, sts.URL, testRoleARN, nv)
 			writer := issuedToken(t, base, "writer", "writer-secret")
 			status, body := do(t, http.MethodPost, base+"/v1/nv/namespaces", writer, `{"namespace":["sales"]}`, nil)
 			require.Equal(t, http.StatusOK, status, "%s", body)
 
 			code, out := ucCall(t, http.MethodPost, base+unityAPI+"/temporary-path-credentials", writer,
-				map[string]any{"url": cfg.Warehouse + "/sales/new", "operation": "PATH_CREATE_TABLE"})
+				map[string]any{"url": warehouse + "/sales/new", "operation": "PATH_CREATE_TABLE"})
 			assert.Equal(t, c.want, code, "%v", out)
 			if c.want != http.StatusOK {
 				assert.Contains(t, out["message"], "listViews sales answered 500", "%v", out)

@@ -30,12 +30,7 @@ func TestStorageConfinedToAllowedLocations(t *testing.T) {
 	cfg.Properties = map[string]string{"s3.endpoint": st.endpoint, "s3.region": st.region,
 		"s3.access-key-id": st.keyID, "s3.secret-access-key": st.secret, "s3.path-style-access": "true"}
 	backend := embeddedtest.Serve(t, cfg)
-	lake := remote("lake", backend.URL, nil)
-	lake["allowed_locations"] = []string{cfg.Warehouse}
-	lake["storage"] = map[string]any{"remote_signing": true,
-		"s3": map[string]any{"endpoint": st.endpoint, "region": st.region, "path_style": true,
-			"access_key_id": st.keyID, "secret_access_key": secretRef(t, st.secret)},
-		"vended_credentials": map[string]any{"role_arn": testRoleARN, "sts_endpoint": sts.URL}}
+	lake := storeCatalog(t, "lake", backend.URL, cfg.Warehouse, st, sts.URL, true)
 	base := gateway(t, map[string]any{"catalogs": []any{lake}})
 
 	// The backend's tables, created on it directly (the gateway refuses
@@ -97,4 +92,33 @@ func TestStorageConfinedToAllowedLocations(t *testing.T) {
 	require.Equal(t, http.StatusOK, status, "%s", body)
 	assert.Contains(t, string(body), fakeVendedSecret)
 	assert.Len(t, sts.recorded(), 1)
+}
+
+// storeBackend is a real embedded catalog whose warehouse is
+// s3://<st's bucket>/<prefix>, writing with st's keys: the backend of a
+// remote catalog whose storage the gateway governs.
+func storeBackend(t *testing.T, st s3Store, prefix string) (url, warehouse string) {
+	cfg := embeddedtest.Config(t, embedded.SQLite)
+	cfg.Warehouse = "s3://" + st.bucket + "/" + prefix
+	cfg.Properties = map[string]string{"s3.endpoint": st.endpoint, "s3.region": st.region,
+		"s3.access-key-id": st.keyID, "s3.secret-access-key": st.secret, "s3.path-style-access": "true"}
+	return embeddedtest.Serve(t, cfg).URL, cfg.Warehouse
+}
+
+// storeCatalog is remote catalog name at backend, confined to
+// warehouse, with a storage block on st that vends from sts (and signs
+// remotely with signing).
+func storeCatalog(t *testing.T, name, backend, warehouse string, st s3Store, sts string, signing bool) map[string]any {
+	c := remote(name, backend, nil)
+	c["allowed_locations"] = []string{warehouse}
+	storage := map[string]any{
+		"s3": map[string]any{"endpoint": st.endpoint, "region": st.region, "path_style": true,
+			"access_key_id": st.keyID, "secret_access_key": secretRef(t, st.secret)},
+		"vended_credentials": map[string]any{"role_arn": testRoleARN, "sts_endpoint": sts},
+	}
+	if signing {
+		storage["remote_signing"] = true
+	}
+	c["storage"] = storage
+	return c
 }

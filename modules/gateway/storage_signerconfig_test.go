@@ -8,9 +8,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/lakegate/lakegate/upstream/embedded"
-	"github.com/lakegate/lakegate/upstream/embedded/embeddedtest"
 )
 
 // backendSignerToken is the secret a backend's remote-signing-config
@@ -44,23 +41,14 @@ func withBackendSigner(load map[string]any) {
 func TestStorageCatalogDropsTheBackendsSigner(t *testing.T) {
 	st := fakeStore(t)
 	sts := newSTSRecorder(t, "")
-	cfg := embeddedtest.Config(t, embedded.SQLite)
-	cfg.Warehouse = "s3://" + st.bucket + "/wh"
-	cfg.Properties = map[string]string{"s3.endpoint": st.endpoint, "s3.region": st.region,
-		"s3.access-key-id": st.keyID, "s3.secret-access-key": st.secret, "s3.path-style-access": "true"}
-	backend := embeddedtest.Serve(t, cfg)
-	front := answerProxy(t, backend.URL, map[string]func(map[string]any){"t": withBackendSigner})
-	lake := remote("lake", front.URL, nil)
-	lake["allowed_locations"] = []string{cfg.Warehouse}
-	lake["storage"] = map[string]any{"remote_signing": true,
-		"s3": map[string]any{"endpoint": st.endpoint, "region": st.region, "path_style": true,
-			"access_key_id": st.keyID, "secret_access_key": secretRef(t, st.secret)},
-		"vended_credentials": map[string]any{"role_arn": testRoleARN, "sts_endpoint": sts.URL}}
+	backend, warehouse := storeBackend(t, st, "wh")
+	front := answerProxy(t, backend, map[string]func(map[string]any){"t": withBackendSigner})
+	lake := storeCatalog(t, "lake", front.URL, warehouse, st, sts.URL, true)
 	base := gateway(t, map[string]any{"catalogs": []any{lake}})
 
-	status, b := do(t, http.MethodPost, backend.URL+"/v1/namespaces", "", `{"namespace":["sales"]}`, nil)
+	status, b := do(t, http.MethodPost, backend+"/v1/namespaces", "", `{"namespace":["sales"]}`, nil)
 	require.Equal(t, http.StatusOK, status, "%s", b)
-	status, b = do(t, http.MethodPost, backend.URL+"/v1/namespaces/sales/tables", "",
+	status, b = do(t, http.MethodPost, backend+"/v1/namespaces/sales/tables", "",
 		`{"name":"t","schema":{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"a","type":"int","required":false}]}}`, nil)
 	require.Equal(t, http.StatusOK, status, "%s", b)
 

@@ -611,16 +611,8 @@ func TestVendedCredentialsConfigErrors(t *testing.T) {
 func TestVendedCredentialsAudit(t *testing.T) {
 	st := fakeStore(t)
 	sts := newSTSRecorder(t, "")
-	cfg := embeddedtest.Config(t, embedded.SQLite)
-	cfg.Warehouse = "s3://" + st.bucket + "/wh"
-	cfg.Properties = map[string]string{"s3.endpoint": st.endpoint, "s3.region": st.region,
-		"s3.access-key-id": st.keyID, "s3.secret-access-key": st.secret, "s3.path-style-access": "true"}
-	backend := embeddedtest.Serve(t, cfg)
-	lake := remote("lake", backend.URL, nil)
-	lake["allowed_locations"] = []string{cfg.Warehouse}
-	lake["storage"] = map[string]any{"s3": map[string]any{"endpoint": st.endpoint,
-		"region": st.region, "path_style": true, "access_key_id": st.keyID, "secret_access_key": secretRef(t, st.secret)},
-		"vended_credentials": map[string]any{"role_arn": testRoleARN, "sts_endpoint": sts.URL}}
+	backend, warehouse := storeBackend(t, st, "wh")
+	lake := storeCatalog(t, "lake", backend, warehouse, st, sts.URL, false)
 	g := startObserved(t, map[string]any{"catalogs": []any{lake}}, map[string]string{"alice": "alice-token"})
 	createSignTable(t, g.base, "alice-token")
 
