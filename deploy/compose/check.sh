@@ -76,7 +76,10 @@ code() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
 [ "$(code -H "Host: 172.18.0.5:9180" "$ops/lakegate/status")" = 403 ] || fail "ops site: the status is not refused to a non-loopback Host"
 [ "$(code -H "Host: localhost:9180" "$ops/lakegate/status")" = 200 ] || fail "ops site: the status is not served to localhost"
 [ "$(code "$ops/config/")" = 404 ] || fail "ops site: /config/ is not a 404 (the admin API must not be there)"
-curl -fsS "$ops/metrics" | grep -q '^lakegate_build_info{' || fail "ops site: no lakegate_build_info at /metrics"
+# To a file first: grep -q stops reading at the first match, and curl,
+# still writing a page larger than the pipe, then fails (exit 23).
+curl -fsS "$ops/metrics" >"$work/metrics" || fail "ops site: /metrics failed"
+grep -q '^lakegate_build_info{' "$work/metrics" || fail "ops site: no lakegate_build_info at /metrics"
 base=http://127.0.0.1:$port/v1/lake
 ns=compose_check_$$_$(date +%s)
 curl -fsS -X POST -H 'Content-Type: application/json' -d "{\"namespace\":[\"$ns\"]}" "$base/namespaces" >/dev/null ||
