@@ -256,16 +256,7 @@ func (s *pathScan) walk(ns []string) error {
 
 // tablesOf adds ns's tables, each loaded for its locations.
 func (s *pathScan) tablesOf(ns []string) error {
-	names, err := s.names(icerest.OpListTables, ns)
-	if err != nil {
-		return err
-	}
-	for _, name := range names {
-		if err := s.add(icerest.Route{Operation: icerest.OpLoadTable, Namespace: ns, Table: name}, false); err != nil {
-			return err
-		}
-	}
-	return nil
+	return s.addListed(icerest.OpListTables, ns, false)
 }
 
 // viewsOf adds ns's views, each loaded for its location: a path under a
@@ -273,15 +264,24 @@ func (s *pathScan) tablesOf(ns []string) error {
 // (404, 405 or 501 to listViews: no such route, or the namespace gone
 // meanwhile) has none there to protect.
 func (s *pathScan) viewsOf(ns []string) error {
-	names, err := s.names(icerest.OpListViews, ns)
-	if errors.Is(err, errNoViews) {
-		return nil
+	if err := s.addListed(icerest.OpListViews, ns, true); !errors.Is(err, errNoViews) {
+		return err
 	}
+	return nil
+}
+
+// addListed lists ns's tables or views (op) and adds each, loaded.
+func (s *pathScan) addListed(op string, ns []string, view bool) error {
+	names, err := s.names(op, ns)
 	if err != nil {
 		return err
 	}
 	for _, name := range names {
-		if err := s.add(icerest.Route{Operation: icerest.OpLoadView, Namespace: ns, View: name}, true); err != nil {
+		rt := icerest.Route{Operation: icerest.OpLoadTable, Namespace: ns, Table: name}
+		if view {
+			rt = icerest.Route{Operation: icerest.OpLoadView, Namespace: ns, View: name}
+		}
+		if err := s.add(rt, view); err != nil {
 			return err
 		}
 	}
